@@ -1,0 +1,1 @@
+"""The run loop, stages, dispatch, hooks, stop conditions and experiments."""

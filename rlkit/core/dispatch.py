@@ -1,0 +1,151 @@
+"""rlkit's private plum ``Dispatcher`` and its generic functions.
+
+All multiple dispatch in rlkit goes through the one ``Dispatcher`` here, never through the global
+``plum.dispatch``. Methods are added with ``@rk.update.dispatch``; the name of a method does not
+matter (``_`` is customary). Rules that keep dispatch fast (DESIGN.md section 3):
+
+* annotate only with faithful types (classes, ABCs, ``np.ndarray``, ``Union``/``Optional`` of
+  those), never ``Literal``, ``type[X]`` or ``list[int]``;
+* no return annotation on a dispatched method;
+* dispatched arguments are positional-only (end the parameter list with ``/``).
+
+The run loop never dispatches per step: it resolves every method once when a run starts
+(:func:`resolve`) and calls the plain functions afterwards.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from plum import AmbiguousLookupError, Dispatcher, NotFoundLookupError, Signature
+
+__all__ = ["update", "run_loop", "noop", "forward", "resolve", "PlanStep", "DispatchError", "where"]
+
+_dispatch = Dispatcher()
+
+
+class DispatchError(TypeError):
+    """No method, or more than one equally specific method, for the given argument types."""
+
+
+@_dispatch.abstract
+def update(*args):  # pragma: no cover - abstract: methods are added with update.dispatch
+    """Let a learner learn, or a trajectory record, at a stage of the run loop.
+
+    Two calling conventions share this generic function:
+
+    * ``update(policy_or_learner, trajectory, env, stage)`` learns from the trajectory;
+    * ``update(trajectory, policy, env, stage)`` records into the trajectory, and
+      ``update(trajectory, policy, env, PRE_ACT_STAGE, action)`` records the chosen action.
+
+    ``Agent(policy, trajectory)`` calls the recording method first, then the learning method.
+    Add a method for your own learner::
+
+        @rk.update.dispatch
+        def _(learner: MyLearner, trajectory: rk.VectorSARTTrajectory,
+              env: rk.AbstractEnv, stage: rk.PostActStage, /):
+            ...
+    """
+
+
+@_dispatch.abstract
+def run_loop(*args):  # pragma: no cover - abstract: methods are added with run_loop.dispatch
+    """``run_loop(policy, env, plan)``: the loop that drives one run, chosen by the env's type.
+
+    ``rk.run`` builds the call plan and hands it here. Single environments get the loop of
+    DESIGN.md section 2; vector and multi-agent environments add their own methods.
+    """
+
+
+def noop(method: Callable) -> Callable:
+    """Mark a dispatched method as doing nothing: the call plan drops it.
+
+    Apply it under ``@update.dispatch`` (it must see the plain function).
+    """
+    method.__rlkit_noop__ = True
+    return method
+
+
+def forward(attribute: str) -> Callable[[Callable], Callable]:
+    """Mark a dispatched method as forwarding to ``getattr(first_argument, attribute)``.
+
+    The method body must do exactly that, e.g. ``update(policy.learner, trajectory, env, stage)``;
+    the call plan then resolves the target once instead of calling through the forwarder.
+    """
+
+    def mark(method: Callable) -> Callable:
+        method.__rlkit_forward__ = attribute
+        return method
+
+    return mark
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One resolved call of a run's call plan: ``call`` takes no argument (or the action)."""
+
+    call: Callable[..., Any]
+    name: str
+    where: str
+
+    def __str__(self) -> str:
+        return f"{self.name}  [{self.where}]"
+
+
+def where(fn: Callable) -> str:
+    """``file:line`` of a function's definition (best effort)."""
+    fn = inspect.unwrap(getattr(fn, "__func__", fn))
+    try:
+        file = inspect.getsourcefile(fn) or "?"
+        line = inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return "?"
+    return f"{_short_path(file)}:{line}"
+
+
+def _short_path(file: str) -> str:
+    marker = "/rlkit/"
+    if marker in file:
+        return "rlkit/" + file.rsplit(marker, 1)[1]
+    parts = file.replace("\\", "/").split("/")
+    return "/".join(parts[-2:])
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    return ", ".join(getattr(t, "__name__", repr(t)) for t in types)
+
+
+def resolve(function: Any, *args: Any, extra: tuple[type, ...] = ()) -> PlanStep | None:
+    """Resolve ``function(*args, *extra_arguments)`` once for the types of ``args``.
+
+    ``extra`` gives the types of trailing arguments that are supplied at call time (the action at
+    PreAct). Forwarding methods (:func:`forward`) are followed; no-op methods (:func:`noop`) give
+    ``None``. Raises :class:`DispatchError` naming the types when no method (or no unique
+    method) matches.
+    """
+    types = tuple(type(a) for a in args) + extra
+    name = getattr(function, "__name__", "function")
+    try:
+        impl, _ = function.resolve_method(Signature(*types))
+    except NotFoundLookupError:
+        raise DispatchError(
+            f"no method of rlkit's `{name}` for argument types ({_type_names(types)}). "
+            f"Add one with @rk.{name}.dispatch (for a learner, subclass rk.AbstractLearner to "
+            f"inherit the do-nothing default for stages it does not handle)."
+        ) from None
+    except AmbiguousLookupError:
+        raise DispatchError(
+            f"more than one equally specific method of rlkit's `{name}` matches argument types "
+            f"({_type_names(types)}); add a method for exactly these types to settle it."
+        ) from None
+    attribute = getattr(impl, "__rlkit_forward__", None)
+    if attribute is not None:
+        return resolve(function, getattr(args[0], attribute), *args[1:], extra=extra)
+    if getattr(impl, "__rlkit_noop__", False):
+        return None
+    label = f"{name}({_type_names(types)})"
+    return PlanStep(functools.partial(impl, *args), label, where(impl))

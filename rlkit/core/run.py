@@ -1,0 +1,116 @@
+"""``rk.run``: the loop that announces the stages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..envs.base import AbstractEnv
+from ..policies.base import AbstractPolicy
+from .dispatch import run_loop
+from .plan import CallPlan, build_plan
+from .stages import (
+    POST_ACT_STAGE,
+    POST_EPISODE_STAGE,
+    POST_EXPERIMENT_STAGE,
+    PRE_ACT_STAGE,
+    PRE_EPISODE_STAGE,
+    PRE_EXPERIMENT_STAGE,
+)
+
+__all__ = ["run"]
+
+
+def run(policy: Any, env: Any = None, stop_condition: Any = None, hook: Any = None) -> Any:
+    """Run ``policy`` in ``env`` until ``stop_condition`` says stop; return the hook.
+
+    ``rk.run(experiment)`` runs a bundled :class:`~rlkit.Experiment` (and returns its hook).
+    The calls of every stage are resolved once before the first step (see ``rk.explain``). An
+    episode a previous run stopped in the middle of is continued, not reset. When anything
+    raises, PostExperiment is still announced, then the exception propagates.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopAfterNEpisodes(5), rk.TotalRewardPerEpisode())
+        >>> len(hook.rewards)
+        5
+    """
+    from .experiment import Experiment
+
+    if isinstance(policy, Experiment):
+        if env is not None or stop_condition is not None or hook is not None:
+            raise TypeError("run(experiment) takes no other arguments: the experiment has them")
+        experiment = policy
+        return run(experiment.policy, experiment.env, experiment.stop_condition, experiment.hook)
+    if not isinstance(env, AbstractEnv):
+        raise TypeError(
+            f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv), got "
+            f"{type(env).__name__}: {env!r}"
+        )
+    if stop_condition is None:
+        raise TypeError("run: a stop_condition is required, e.g. rk.StopAfterNSteps(10_000)")
+    plan = build_plan(policy, env, hook, stop_condition)
+    if plan.stop_step is None and plan.stop_episode is None:
+        raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")
+    run_loop(policy, env, plan)
+    return hook
+
+
+@run_loop.dispatch
+def _(policy: AbstractPolicy, env: AbstractEnv, plan: CallPlan, /):
+    pre_experiment = plan.calls(PRE_EXPERIMENT_STAGE)
+    post_experiment = plan.calls(POST_EXPERIMENT_STAGE)
+    for call in pre_experiment:
+        call()
+    try:
+        _episodes(policy, env, plan)
+    finally:
+        _call_all(post_experiment)
+
+
+def _episodes(policy: AbstractPolicy, env: AbstractEnv, plan: CallPlan) -> None:
+    pre_episode = plan.calls(PRE_EPISODE_STAGE)
+    pre_act = plan.calls(PRE_ACT_STAGE)
+    post_act = plan.calls(POST_ACT_STAGE)
+    post_episode = plan.calls(POST_EPISODE_STAGE)
+    stop_step = plan.stop_step.call if plan.stop_step is not None else _never
+    stop_episode = plan.stop_episode.call if plan.stop_episode is not None else _never
+    act, env_act, reset = policy.act, env.act, env.reset
+    while True:
+        if env.done or env.needs_reset:
+            reset()
+            for call in pre_episode:
+                call()
+        stopped = False
+        while not env.done:
+            action = act(env)
+            for call in pre_act:
+                call(action)
+            env_act(action)
+            for call in post_act:
+                call()
+            if stop_step():
+                stopped = True
+                break
+        if not env.done:  # stopped in the middle of an episode: no PostEpisode for it
+            return
+        for call in post_episode:
+            call()
+        if stop_episode() or stopped:
+            return
+
+
+def _never() -> bool:
+    return False
+
+
+def _call_all(calls: tuple) -> None:
+    """Call every function even if one raises; re-raise the first error afterwards."""
+    error: BaseException | None = None
+    for call in calls:
+        try:
+            call()
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            error = error or e
+    if error is not None:
+        raise error

@@ -1,0 +1,17 @@
+"""Bundled toy environments, registered with gymnasium under ``rlkit/...``.
+
+Registration only records entry points; the environment modules load on ``gymnasium.make``.
+"""
+
+from gymnasium.envs.registration import register, registry
+
+_ENVS = {
+    "rlkit/RandomWalk1D-v0": "rlkit.envs.toy.random_walk:RandomWalk1DEnv",
+    "rlkit/MultiArmBandits-v0": "rlkit.envs.toy.bandits:MultiArmBanditsEnv",
+    "rlkit/WindyGridWorld-v0": "rlkit.envs.toy.windy_grid_world:WindyGridWorldEnv",
+    "rlkit/MaximizationBias-v0": "rlkit.envs.toy.maximization_bias:MaximizationBiasEnv",
+}
+
+for _id, _entry_point in _ENVS.items():
+    if _id not in registry:
+        register(id=_id, entry_point=_entry_point)

@@ -1,0 +1,1 @@
+"""rlkit.policies."""

@@ -1,0 +1,120 @@
+"""``Agent(policy, trajectory)``: a policy that records experience and learns from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.dispatch import DispatchError, PlanStep, noop, resolve, update
+from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
+from ..envs.base import AbstractEnv
+from ..trajectories.base import AbstractTrajectory
+from .base import AbstractPolicy
+
+__all__ = ["Agent"]
+
+
+class Agent(AbstractPolicy):
+    """Wrap a policy with a trajectory: at every stage the agent first records,
+    ``update(trajectory, policy, env, stage[, action])``, then learns,
+    ``update(policy, trajectory, env, stage)``. Acting is the wrapped policy's.
+
+    Example:
+        >>> import rlkit as rk
+        >>> agent = rk.Agent(rk.RandomPolicy(seed=0), rk.VectorSARTTrajectory())
+        >>> env = rk.GymEnv("CliffWalking-v1", seed=0)
+        >>> hook = rk.run(agent, env, rk.StopAfterNSteps(10))
+        >>> len(agent.trajectory)
+        10
+    """
+
+    def __init__(self, policy: AbstractPolicy, trajectory: AbstractTrajectory) -> None:
+        if not isinstance(policy, AbstractPolicy):
+            raise TypeError(
+                f"Agent: policy must be an rk.AbstractPolicy, got {type(policy).__name__}: "
+                f"{policy!r}"
+            )
+        if not isinstance(trajectory, AbstractTrajectory):
+            raise TypeError(
+                f"Agent: trajectory must be an rk.AbstractTrajectory, got "
+                f"{type(trajectory).__name__}: {trajectory!r}"
+            )
+        self.policy = policy
+        self.trajectory = trajectory
+
+    def __repr__(self) -> str:
+        return f"Agent({self.policy!r}, {self.trajectory!r})"
+
+    def act(self, env: Any) -> Any:
+        return self.policy.act(env)
+
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        plan: dict[AbstractStage, list[PlanStep]] = {}
+        learns = False
+        inner = self.policy.plan(env)
+        for stage in STAGES:
+            extra = (object,) if stage is PRE_ACT_STAGE else ()
+            record = resolve(update, self.trajectory, self.policy, env, stage, extra=extra)
+            learn = resolve(update, self.policy, self.trajectory, env, stage)
+            if learn is not None and stage is PRE_ACT_STAGE:
+                learn = _ignoring_action(learn)
+            learns = learns or learn is not None
+            steps = [s for s in (record, learn) if s is not None]
+            steps.extend(inner.get(stage, ()))
+            if steps:
+                plan[stage] = steps
+        learner = getattr(self.policy, "learner", None)
+        if learner is not None and not learns:
+            raise DispatchError(
+                f"Agent: learner {type(learner).__name__} has no update method for trajectory "
+                f"{type(self.trajectory).__name__} and env {type(env).__name__} at any stage, "
+                f"so it would never learn. Add one with @rk.update.dispatch, or use a trajectory "
+                f"it supports."
+            )
+        return plan
+
+
+def _ignoring_action(step: PlanStep) -> PlanStep:
+    call = step.call
+
+    def call_without_action(action: Any) -> Any:
+        return call()
+
+    return PlanStep(call_without_action, step.name, step.where)
+
+
+# ---- any stage: policies and trajectories do nothing unless a method says otherwise ----
+@update.dispatch
+@noop
+def _(
+    policy: AbstractPolicy,
+    trajectory: AbstractTrajectory,
+    env: AbstractEnv,
+    stage: AbstractStage,
+    /,
+):
+    return None
+
+
+@update.dispatch
+@noop
+def _(
+    trajectory: AbstractTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractEnv,
+    stage: AbstractStage,
+    /,
+):
+    return None
+
+
+@update.dispatch
+@noop
+def _(
+    trajectory: AbstractTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractEnv,
+    stage: AbstractStage,
+    action: object,
+    /,
+):
+    return None
