@@ -17,7 +17,16 @@ import importlib
 from typing import Any
 
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
-from .core.dispatch import DispatchError, PlanStep, forward, noop, run_loop, update
+from .core.dispatch import (
+    DispatchError,
+    PlanStep,
+    collect_statistics,
+    forward,
+    noop,
+    run_loop,
+    statistics,
+    update,
+)
 from .core.stages import (
     POST_ACT_STAGE,
     POST_EPISODE_STAGE,
@@ -51,6 +60,9 @@ _LAZY: dict[str, str] = {
     "UnknownExperimentError": "rlkit.core.experiment",
     "spawn_seeds": "rlkit.core.seeding",
     "spawn_generators": "rlkit.core.seeding",
+    "evaluate": "rlkit.core.evaluation",
+    "EvaluationResult": "rlkit.core.evaluation",
+    "greedy": "rlkit.core.evaluation",
     **dict.fromkeys(
         [
             "AbstractHook",
@@ -88,6 +100,8 @@ _LAZY: dict[str, str] = {
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
     "WindyGridWorldEnv": "rlkit.envs.toy.windy_grid_world",
     "MaximizationBiasEnv": "rlkit.envs.toy.maximization_bias",
+    "GridWorldEnv": "rlkit.envs.toy.grid_world",
+    "GamblersProblemEnv": "rlkit.envs.toy.gamblers_problem",
     # policies and explorers
     "AbstractPolicy": "rlkit.policies.base",
     "Agent": "rlkit.policies.agent",
@@ -108,15 +122,28 @@ _LAZY: dict[str, str] = {
     "AbstractApproximator": "rlkit.approximators.base",
     "TabularVApproximator": "rlkit.approximators.tabular",
     "TabularQApproximator": "rlkit.approximators.tabular",
+    "NeuralNetworkApproximator": "rlkit.approximators.neural",
+    "TargetNetwork": "rlkit.approximators.neural",
     # learners
     "AbstractLearner": "rlkit.learners.base",
     "TDLearner": "rlkit.learners.td",
     "MonteCarloLearner": "rlkit.learners.monte_carlo",
+    "BasicDQNLearner": "rlkit.learners.basic_dqn",
+    "DQNLearner": "rlkit.learners.dqn",
+    "PrioritizedDQNLearner": "rlkit.learners.prioritized_dqn",
+    "QRDQNLearner": "rlkit.learners.qr_dqn",
+    "policy_evaluation": "rlkit.learners.dynamic_programming",
+    "policy_iteration": "rlkit.learners.dynamic_programming",
+    "value_iteration": "rlkit.learners.dynamic_programming",
     # trajectories
     "AbstractTrajectory": "rlkit.trajectories.base",
     "VectorSARTTrajectory": "rlkit.trajectories.episodic",
     "CircularArraySARTTrajectory": "rlkit.trajectories.circular",
     "BatchSampler": "rlkit.trajectories.samplers",
+    "NStepBatchSampler": "rlkit.trajectories.samplers",
+    "PrioritizedCircularArraySARTTrajectory": "rlkit.trajectories.prioritized",
+    "SumTree": "rlkit.trajectories.sum_tree",
+    "InsertSampleRatioController": "rlkit.trajectories.controller",
 }
 
 __all__ = sorted(

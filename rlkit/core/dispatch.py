@@ -23,7 +23,18 @@ from typing import Any
 
 from plum import AmbiguousLookupError, Dispatcher, NotFoundLookupError, Signature
 
-__all__ = ["update", "run_loop", "noop", "forward", "resolve", "PlanStep", "DispatchError", "where"]
+__all__ = [
+    "update",
+    "run_loop",
+    "statistics",
+    "collect_statistics",
+    "noop",
+    "forward",
+    "resolve",
+    "PlanStep",
+    "DispatchError",
+    "where",
+]
 
 _dispatch = Dispatcher()
 
@@ -59,6 +70,43 @@ def run_loop(*args):  # pragma: no cover - abstract: methods are added with run_
     ``rk.run`` builds the call plan and hands it here. Single environments get the loop of
     DESIGN.md section 2; vector and multi-agent environments add their own methods.
     """
+
+
+@_dispatch.abstract
+def statistics(*args):  # pragma: no cover - abstract: methods are added with .dispatch
+    """``statistics(obj) -> dict[str, float]``: the scalars ``obj`` reports to logging hooks.
+
+    Learners, explorers and approximators add methods (loss, epsilon, TD error, Q mean, learning
+    rate, ...) so hooks need not know their types; anything else reports nothing. Use
+    :func:`collect_statistics` to gather a whole policy's.
+    """
+
+
+@statistics.dispatch
+def _(obj: object, /):
+    return {}
+
+
+def collect_statistics(policy: Any) -> dict[str, float]:
+    """Statistics of a policy and its parts (agent -> policy -> learner/explorer/approximator),
+    keyed ``"<part>/<name>"``, e.g. ``"learner/loss"``, ``"explorer/epsilon"``."""
+    found: dict[str, float] = {}
+    for prefix, part in _parts(policy):
+        for key, value in statistics(part).items():
+            found[f"{prefix}/{key}"] = float(value)
+    return found
+
+
+def _parts(policy: Any):
+    inner = getattr(policy, "policy", policy)  # an Agent's policy
+    yield "policy", inner
+    for name in ("learner", "explorer"):
+        part = getattr(inner, name, None)
+        if part is not None:
+            yield name, part
+            approximator = getattr(part, "approximator", None)
+            if approximator is not None:
+                yield "approximator", approximator
 
 
 def noop(method: Callable) -> Callable:

@@ -10,6 +10,8 @@ _ENVS = {
     "rlkit/MultiArmBandits-v0": "rlkit.envs.toy.bandits:MultiArmBanditsEnv",
     "rlkit/WindyGridWorld-v0": "rlkit.envs.toy.windy_grid_world:WindyGridWorldEnv",
     "rlkit/MaximizationBias-v0": "rlkit.envs.toy.maximization_bias:MaximizationBiasEnv",
+    "rlkit/GridWorld-v0": "rlkit.envs.toy.grid_world:GridWorldEnv",
+    "rlkit/GamblersProblem-v0": "rlkit.envs.toy.gamblers_problem:GamblersProblemEnv",
 }
 
 for _id, _entry_point in _ENVS.items():
