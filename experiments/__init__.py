@@ -1,0 +1,6 @@
+"""Bundled experiment recipes, one module per family (installed as ``rlkit.experiments``).
+
+Importing this package registers every recipe with ``@rk.experiment``.
+"""
+
+from . import dqn, tabular  # noqa: F401 - registration happens at import

@@ -1,0 +1,1 @@
+"""DQN-family recipes on classic-control tasks."""

@@ -1,0 +1,1 @@
+"""Tabular recipes (Sutton & Barto problems)."""
