@@ -60,6 +60,13 @@ _LAZY: dict[str, str] = {
     "UnknownExperimentError": "rlkit.core.experiment",
     "spawn_seeds": "rlkit.core.seeding",
     "spawn_generators": "rlkit.core.seeding",
+    **dict.fromkeys(
+        ["AbstractLogger", "TensorBoardLogger", "CSVLogger", "JSONLinesLogger"],
+        "rlkit.core.logging",
+    ),
+    "ProgressBar": "rlkit.core.progress",
+    "EvaluationHook": "rlkit.core.evaluation_hook",
+    "EvaluationRecord": "rlkit.core.evaluation_hook",
     "evaluate": "rlkit.core.evaluation",
     "EvaluationResult": "rlkit.core.evaluation",
     "greedy": "rlkit.core.evaluation",

@@ -2,22 +2,42 @@
 
 A stop condition is checked after every step (``step(policy, env)``) and, for conditions about
 whole episodes, after each finished episode (``episode(policy, env)``); each returns True to stop.
-A step-level stop in the middle of an episode does not announce PostEpisode for it. Conditions
-compose with ``|`` (either) and ``&`` (both). A plain callable ``f(policy, env) -> bool`` is
-accepted too and checked after every step.
+A step-level stop in the middle of an episode does not announce PostEpisode for it; one at the
+last step of an episode does (the episode is finished). Conditions compose with ``|`` (either)
+and ``&`` (both). A plain callable ``f(policy, env) -> bool`` is accepted too and checked after
+every step. Bundled: ``StopAfterNSteps``, ``StopAfterNEpisodes``, ``StopWhenDone``,
+``StopAfterNoImprovement``, ``StopAfterNSeconds``, ``StopSignal``; each has ``state_dict`` /
+``load_state_dict`` for checkpoints, and ``progress()`` where the end is known.
 """
 
 from __future__ import annotations
 
+import math
+import signal
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from .dispatch import PlanStep, where
+from .hooks import (
+    _check_callable,
+    _count,
+    _load_parts,
+    _name,
+    _positive_int,
+    _require,
+    _state_of,
+)
 
 __all__ = [
     "AbstractStopCondition",
     "StopAfterNSteps",
     "StopAfterNEpisodes",
+    "StopWhenDone",
+    "StopAfterNoImprovement",
+    "StopAfterNSeconds",
+    "StopSignal",
     "StopAny",
     "StopAll",
     "stop_plan",
@@ -47,12 +67,22 @@ class AbstractStopCondition:
     def __and__(self, other: AbstractStopCondition) -> StopAll:
         return StopAll(self, other)
 
-    def progress(self) -> tuple[int, int, str] | None:
+    def __ror__(self, other: Any) -> StopAny:
+        return StopAny(other, self)
+
+    def __rand__(self, other: Any) -> StopAll:
+        return StopAll(other, self)
+
+    def progress(self) -> tuple[float, float, str] | None:
         """``(done, total, unit)`` for a progress bar, or None when the end is unknown."""
         return None
 
     def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
-        """The resolved step-level and episode-level checks (None where not overridden)."""
+        """The resolved step-level and episode-level checks (None where not overridden).
+
+        Called once when a run starts (and by ``rk.explain``); a subclass may override it to
+        note the start, calling ``super().plan(policy, env)`` for the result.
+        """
         cls = type(self)
         return tuple(
             None
@@ -87,12 +117,6 @@ def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanSt
     ), None
 
 
-def _positive_int(owner: str, name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
-    return value
-
-
 class StopAfterNSteps(AbstractStopCondition):
     """Stop after ``n`` environment steps (possibly in the middle of an episode).
 
@@ -121,6 +145,14 @@ class StopAfterNSteps(AbstractStopCondition):
     def progress(self) -> tuple[int, int, str]:
         return self.steps, self.n, "steps"
 
+    def state_dict(self) -> dict[str, Any]:
+        """The step count (``n`` is configuration: a resumed run may use another)."""
+        return {"steps": self.steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _require("StopAfterNSteps", state, "steps")
+        self.steps = _count("StopAfterNSteps", state, "steps")
+
 
 class StopAfterNEpisodes(AbstractStopCondition):
     """Stop after ``n`` finished episodes (after their PostEpisode).
@@ -147,15 +179,293 @@ class StopAfterNEpisodes(AbstractStopCondition):
     def progress(self) -> tuple[int, int, str]:
         return self.episodes, self.n, "episodes"
 
+    def state_dict(self) -> dict[str, Any]:
+        """The episode count (``n`` is configuration: a resumed run may use another)."""
+        return {"episodes": self.episodes}
 
-class StopAny(AbstractStopCondition):
-    """Stop when any of the conditions says so (``a | b``); every condition is updated."""
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _require("StopAfterNEpisodes", state, "episodes")
+        self.episodes = _count("StopAfterNEpisodes", state, "episodes")
 
-    def __init__(self, *conditions: Any) -> None:
-        self.conditions = tuple(conditions)
+
+class StopWhenDone(AbstractStopCondition):
+    """Stop after the first finished episode (after its PostEpisode).
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopWhenDone(), rk.StepsPerEpisode())
+        >>> len(hook.steps)
+        1
+    """
+
+    def __init__(self) -> None:
+        self.episodes = 0
 
     def __repr__(self) -> str:
-        return " | ".join(repr(c) for c in self.conditions)
+        return "StopWhenDone()"
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        self.episodes += 1
+        return True
+
+    def progress(self) -> tuple[int, int, str]:
+        return min(self.episodes, 1), 1, "episodes"
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"episodes": self.episodes}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _require("StopWhenDone", state, "episodes")
+        self.episodes = _count("StopWhenDone", state, "episodes")
+
+
+class StopAfterNoImprovement(AbstractStopCondition):
+    """Stop when ``f()`` has not improved for ``patience`` consecutive finished episodes.
+
+    ``f`` takes no argument and returns a number where higher is better (for a loss, pass
+    ``lambda: -loss``); it is evaluated after every finished episode, e.g. the latest return of
+    a :class:`~rlkit.TotalRewardPerEpisode` hook. A value improves when it exceeds the best so far
+    by more than ``min_delta``; like ReinforcementLearning.jl's condition of the same name, the
+    run stops once ``patience`` values in a row did not. NaN never improves.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.TotalRewardPerEpisode()
+        >>> stop = rk.StopAfterNoImprovement(lambda: hook.rewards[-1], patience=3)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop, hook)
+        >>> stop.bad_episodes
+        3
+    """
+
+    def __init__(self, f: Callable[[], float], patience: int, min_delta: float = 0.0) -> None:
+        self.f = _check_callable("StopAfterNoImprovement", f, "f() -> float")
+        self.patience = _positive_int("StopAfterNoImprovement", "patience", patience)
+        if (
+            isinstance(min_delta, bool)
+            or not isinstance(min_delta, (int, float))
+            or not min_delta >= 0
+            or math.isinf(min_delta)
+        ):
+            raise ValueError(
+                f"StopAfterNoImprovement: min_delta must be a finite number >= 0, got {min_delta!r}"
+            )
+        self.min_delta = float(min_delta)
+        self.best = -math.inf
+        self.bad_episodes = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"StopAfterNoImprovement({_name(self.f)}, "
+            f"patience={self.patience}, min_delta={self.min_delta})"
+        )
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        value = self.f()
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"StopAfterNoImprovement: f() must return a number, got "
+                f"{type(value).__name__}: {value!r}"
+            ) from None
+        if value > self.best + self.min_delta:
+            self.best, self.bad_episodes = value, 0
+        else:
+            self.bad_episodes += 1
+        return self.bad_episodes >= self.patience
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"best": self.best, "bad_episodes": self.bad_episodes}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _require("StopAfterNoImprovement", state, "best", "bad_episodes")
+        self.best = float(state["best"])
+        self.bad_episodes = _count("StopAfterNoImprovement", state, "bad_episodes")
+
+
+class StopAfterNSeconds(AbstractStopCondition):
+    """Stop once the runs using this condition have taken ``seconds`` of wall-clock time
+    (``time.perf_counter``), checked after every step.
+
+    The clock runs while a run runs: it starts when a run starts and the time between runs does
+    not count, so a second run continues the budget (as the counters of the other conditions do)
+    and so does a run resumed from :meth:`state_dict`.
+
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopAfterNSeconds(0.05)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
+        >>> stop.elapsed >= 0.05
+        True
+    """
+
+    def __init__(self, seconds: float) -> None:
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not seconds > 0
+            or math.isinf(seconds)
+        ):
+            raise ValueError(
+                f"StopAfterNSeconds: seconds must be a finite number > 0, got {seconds!r}"
+            )
+        self.seconds = float(seconds)
+        self.elapsed = 0.0
+        self._elapsed_before_run = 0.0
+        self._run_start = time.perf_counter()
+
+    def __repr__(self) -> str:
+        return f"StopAfterNSeconds({self.seconds:g})"
+
+    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
+        self._elapsed_before_run = self.elapsed
+        self._run_start = time.perf_counter()
+        return super().plan(policy, env)
+
+    def step(self, policy: Any, env: Any) -> bool:
+        self.elapsed = self._elapsed_before_run + (time.perf_counter() - self._run_start)
+        return self.elapsed >= self.seconds
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        return self.elapsed >= self.seconds
+
+    def progress(self) -> tuple[float, float, str]:
+        return min(self.elapsed, self.seconds), self.seconds, "seconds"
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"elapsed": self.elapsed}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _require("StopAfterNSeconds", state, "elapsed")
+        elapsed = float(state["elapsed"])
+        if not elapsed >= 0:
+            raise ValueError(
+                f"StopAfterNSeconds.load_state_dict: elapsed must be >= 0, got {elapsed!r}"
+            )
+        self.elapsed = self._elapsed_before_run = elapsed
+        self._run_start = time.perf_counter()
+
+
+class StopSignal(AbstractStopCondition):
+    """Stop when ``set()`` was called: by another thread, a signal handler, a hook, a notebook
+    button. Checked after every step (so a run takes at least one step); the flag stays set
+    until ``clear()``, so clear it before reusing the condition.
+
+    ``StopSignal.on_sigint()`` makes one that Ctrl-C sets: the first Ctrl-C ends the run
+    cleanly after the current step (PostExperiment runs, hooks save what they save), a second
+    one raises ``KeyboardInterrupt`` as usual. It installs a process-wide SIGINT handler (only
+    possible in the main thread) and does not restore the previous one; do that yourself with
+    ``signal.signal(signal.SIGINT, stop.previous_handler)`` if needed.
+
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopSignal()
+        >>> hook = rk.DoEveryNSteps(lambda t, policy, env: stop.set(), n=7)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop, hook)
+        >>> hook.t, stop.is_set()
+        (7, True)
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.previous_handler: Any = None
+
+    def __repr__(self) -> str:
+        return f"StopSignal(set={self.is_set()})"
+
+    def set(self) -> None:
+        """Ask the run to stop after the current step (thread- and signal-handler-safe)."""
+        self._event.set()
+
+    def clear(self) -> None:
+        """Withdraw the request (to reuse the condition for another run)."""
+        self._event.clear()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def step(self, policy: Any, env: Any) -> bool:
+        return self._event.is_set()
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        return self._event.is_set()
+
+    @classmethod
+    def on_sigint(cls) -> StopSignal:
+        """A new StopSignal set by the first Ctrl-C (SIGINT); the second raises
+        KeyboardInterrupt. The replaced handler is kept in ``previous_handler``."""
+        stop = cls()
+
+        def handler(signum: int, frame: Any) -> None:
+            if stop.is_set():
+                raise KeyboardInterrupt
+            stop.set()
+
+        stop.previous_handler = signal.signal(signal.SIGINT, handler)
+        return stop
+
+    def state_dict(self) -> dict[str, Any]:
+        """Empty: a stop request is an event of one session, not state to resume with."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _require("StopSignal", state)
+
+
+class _Composite(AbstractStopCondition):
+    """Conditions checked together; ``op`` joins their repr, nested composites of the same kind
+    are flattened. A level (step, episode) is checked when any part checks it, and every part
+    is updated at every check (so counters keep counting)."""
+
+    op = ""
+
+    def __init__(self, *conditions: Any) -> None:
+        flat: list[Any] = []
+        for c in conditions:
+            if not (isinstance(c, AbstractStopCondition) or callable(c)):
+                raise TypeError(
+                    f"{type(self).__name__}: expected stop conditions (rk.AbstractStopCondition"
+                    f" or callables f(policy, env) -> bool), got {type(c).__name__}: {c!r}"
+                )
+            flat.extend(c.conditions if type(c) is type(self) else (c,))
+        if not flat:
+            raise ValueError(f"{type(self).__name__}: needs at least one condition")
+        self.conditions = tuple(flat)
+
+    def __repr__(self) -> str:
+        return f" {self.op} ".join(
+            f"({c!r})" if isinstance(c, _Composite) else repr(c) for c in self.conditions
+        )
+
+    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
+        parts = [stop_plan(c, policy, env) for c in self.conditions]  # lets each part start
+        step, episode = super().plan(policy, env)
+        return (
+            step if any(p[0] is not None for p in parts) else None,
+            episode if any(p[1] is not None for p in parts) else None,
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"conditions": [...]}``: each part's state, None for parts without one."""
+        return {"conditions": [_state_of(c) for c in self.conditions]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        _load_parts(type(self).__name__, "conditions", self.conditions, state)
+
+
+class StopAny(_Composite):
+    """Stop when any of the conditions says so (``a | b``); every condition is updated.
+
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopAfterNSteps(10_000) | rk.StopAfterNEpisodes(2)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
+        >>> stop.conditions[1].episodes
+        2
+    """
+
+    op = "|"
 
     def step(self, policy: Any, env: Any) -> bool:
         return any([_check(c, "step", policy, env) for c in self.conditions])
@@ -163,19 +473,26 @@ class StopAny(AbstractStopCondition):
     def episode(self, policy: Any, env: Any) -> bool:
         return any([_check(c, "episode", policy, env) for c in self.conditions])
 
-    def progress(self) -> tuple[int, int, str] | None:
+    def progress(self) -> tuple[float, float, str] | None:
         known = [p for c in self.conditions if (p := _progress(c)) is not None]
         return max(known, key=lambda p: p[0] / p[1]) if known else None
 
 
-class StopAll(AbstractStopCondition):
-    """Stop when all conditions say so (``a & b``); every condition is updated."""
+class StopAll(_Composite):
+    """Stop when all conditions say so (``a & b``); every condition is updated. A plain callable
+    or a condition with only an episode-level check counts as False at the other level, so
+    ``rk.StopAfterNSteps(1000) & rk.StopWhenDone()`` stops at the first episode end after 1000
+    steps.
 
-    def __init__(self, *conditions: Any) -> None:
-        self.conditions = tuple(conditions)
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopAfterNSteps(100) & rk.StopWhenDone()
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
+        >>> stop.conditions[0].steps >= 100
+        True
+    """
 
-    def __repr__(self) -> str:
-        return " & ".join(repr(c) for c in self.conditions)
+    op = "&"
 
     def step(self, policy: Any, env: Any) -> bool:
         return all([_check(c, "step", policy, env) for c in self.conditions])
@@ -183,7 +500,7 @@ class StopAll(AbstractStopCondition):
     def episode(self, policy: Any, env: Any) -> bool:
         return all([_check(c, "episode", policy, env) for c in self.conditions])
 
-    def progress(self) -> tuple[int, int, str] | None:
+    def progress(self) -> tuple[float, float, str] | None:
         known = [p for c in self.conditions if (p := _progress(c)) is not None]
         return min(known, key=lambda p: p[0] / p[1]) if known else None
 
@@ -194,5 +511,5 @@ def _check(condition: Any, level: str, policy: Any, env: Any) -> bool:
     return bool(condition(policy, env)) if level == "step" else False
 
 
-def _progress(condition: Any) -> tuple[int, int, str] | None:
+def _progress(condition: Any) -> tuple[float, float, str] | None:
     return condition.progress() if isinstance(condition, AbstractStopCondition) else None

@@ -1,0 +1,245 @@
+"""Tables of state values and action values (numpy), for discrete state spaces.
+
+A state indexes the table directly: an int for a ``Discrete`` state space, a tuple of ints for a
+``Tuple`` of ``Discrete`` spaces (Blackjack's ``(player sum, dealer card, usable ace)``), so
+``table[state]`` is the value of a state (V) or its row of action values (Q). Learners read and
+write ``.table`` directly in their hot loops.
+
+Step sizes: a constant ``step_size`` in (0, 1], or ``step_size=None`` for sample averages (the
+step size of the n-th update of an entry is 1/n; the counts are kept in ``.counts``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .base import AbstractApproximator
+
+__all__ = ["TabularQApproximator", "TabularVApproximator"]
+
+
+def _positive_int(owner: str, what: str, n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"{owner}: {what} must be a positive int, got {n!r}")
+    return int(n)
+
+
+def _discrete_n(owner: str, what: str, space: gym.spaces.Discrete) -> int:
+    if int(space.start) != 0:
+        raise ValueError(
+            f"{owner}: {what} {space} starts at {int(space.start)}; a table needs a Discrete "
+            f"space that starts at 0"
+        )
+    return int(space.n)
+
+
+def _state_shape(owner: str, n_states: Any) -> tuple[int, ...]:
+    """Table dimensions of a state space: ``(n,)`` or one per element of a Tuple space."""
+    if isinstance(n_states, gym.spaces.Discrete):
+        return (_discrete_n(owner, "state space", n_states),)
+    if isinstance(n_states, gym.spaces.Tuple) and all(
+        isinstance(s, gym.spaces.Discrete) for s in n_states.spaces
+    ):
+        if not n_states.spaces:
+            raise ValueError(f"{owner}: the state space {n_states} is an empty Tuple")
+        return tuple(_discrete_n(owner, "state space element", s) for s in n_states.spaces)
+    if isinstance(n_states, gym.Space):
+        raise ValueError(
+            f"{owner} needs a Discrete (or Tuple of Discrete) state space, got {n_states}"
+        )
+    return (_positive_int(owner, "n_states", n_states),)
+
+
+def _action_count(owner: str, n_actions: Any) -> int:
+    if isinstance(n_actions, gym.spaces.Discrete):
+        return _discrete_n(owner, "action space", n_actions)
+    if isinstance(n_actions, gym.Space):
+        raise ValueError(f"{owner} needs a Discrete action space, got {n_actions}")
+    return _positive_int(owner, "n_actions", n_actions)
+
+
+def _check_init(owner: str, init: Any) -> float:
+    if (
+        isinstance(init, bool)
+        or not isinstance(init, (int, float, np.integer, np.floating))
+        or not math.isfinite(init)
+    ):
+        raise ValueError(f"{owner}: init must be a finite number, got {init!r}")
+    return float(init)
+
+
+def _check_step_size(owner: str, step_size: Any) -> float | None:
+    if step_size is None:
+        return None
+    if (
+        isinstance(step_size, bool)
+        or not isinstance(step_size, (int, float, np.integer, np.floating))
+        or not 0.0 < step_size <= 1.0
+    ):
+        raise ValueError(
+            f"{owner}: step_size must be in (0, 1] (or None for sample averages), got {step_size!r}"
+        )
+    return float(step_size)
+
+
+class _Table(AbstractApproximator):
+    """Shared storage, construction checks and checkpoints of the two tables."""
+
+    table: np.ndarray
+    counts: np.ndarray | None
+    step_size: float | None
+
+    def _setup(self, shape: tuple[int, ...], init: Any, step_size: Any) -> None:
+        owner = type(self).__name__
+        self.init = _check_init(owner, init)
+        self.step_size = _check_step_size(owner, step_size)
+        self.table = np.full(shape, self.init, dtype=np.float64)
+        self.counts = None if self.step_size is not None else np.zeros(shape, dtype=np.int64)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The table (and the counts of a sample-average table), for checkpoints."""
+        return {
+            "table": self.table.copy(),
+            "counts": None if self.counts is None else self.counts.copy(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`, in place (views stay valid)."""
+        owner = type(self).__name__
+        table = np.asarray(state["table"], dtype=np.float64)
+        if table.shape != self.table.shape:
+            raise ValueError(
+                f"{owner}: checkpoint table has shape {table.shape}, expected {self.table.shape}"
+            )
+        counts = state.get("counts")
+        if (counts is None) != (self.counts is None):
+            raise ValueError(
+                f"{owner}: checkpoint {'has no' if counts is None else 'has'} visit counts, but "
+                f"this table uses step_size={self.step_size!r}"
+            )
+        if counts is not None:
+            counts = np.asarray(counts, dtype=np.int64)
+            if counts.shape != self.counts.shape:
+                raise ValueError(
+                    f"{owner}: checkpoint counts have shape {counts.shape}, expected "
+                    f"{self.counts.shape}"
+                )
+            self.counts[...] = counts
+        self.table[...] = table
+
+
+class TabularQApproximator(_Table):
+    """A table of action values ``Q[state][action]``, shape ``(*state_shape, n_actions)``.
+
+    Args:
+        n_states: number of states, or the state space (``Discrete``, or a ``Tuple`` of
+            ``Discrete``; all starting at 0).
+        n_actions: number of actions, or a ``Discrete`` action space starting at 0.
+        init: initial value of every entry (a high value gives optimistic starts).
+        step_size: constant step size in (0, 1], or None for sample averages.
+
+    ``q(state)`` (also ``approximator(state)``) is the row of action values, a view of
+    ``table``; ``update(state, action, target)`` moves ``Q[state][action]`` towards ``target``
+    and returns the error ``target - Q[state][action]`` from before the update.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> q = TabularQApproximator(gym.spaces.Discrete(3), 2, init=1.0, step_size=0.5)
+        >>> float(q.update(0, 1, 3.0))
+        2.0
+        >>> q(0).tolist()
+        [1.0, 2.0]
+        >>> blackjack = gym.spaces.Tuple((gym.spaces.Discrete(32), gym.spaces.Discrete(11),
+        ...                               gym.spaces.Discrete(2)))
+        >>> TabularQApproximator(blackjack, 2).q((14, 10, 0)).shape
+        (2,)
+    """
+
+    def __init__(
+        self,
+        n_states: int | gym.Space,
+        n_actions: int | gym.Space,
+        *,
+        init: float = 0.0,
+        step_size: float | None = 0.1,
+    ) -> None:
+        owner = type(self).__name__
+        self.state_shape = _state_shape(owner, n_states)
+        self.n_actions = _action_count(owner, n_actions)
+        self._setup((*self.state_shape, self.n_actions), init, step_size)
+
+    def __repr__(self) -> str:
+        states = self.state_shape[0] if len(self.state_shape) == 1 else self.state_shape
+        return (
+            f"TabularQApproximator({states}, {self.n_actions}, init={self.init}, "
+            f"step_size={self.step_size})"
+        )
+
+    def q(self, state: Any) -> np.ndarray:
+        """The action values of ``state`` (a view: writing to it changes the table)."""
+        return self.table[state]
+
+    def __call__(self, state: Any) -> np.ndarray:
+        return self.table[state]
+
+    def update(self, state: Any, action: int, target: float) -> float:
+        """Move ``Q[state][action]`` towards ``target``; return the error before the update."""
+        row = self.table[state]
+        error = target - row[action]
+        if self.counts is None:
+            row[action] += self.step_size * error
+        else:
+            counts = self.counts[state]
+            counts[action] += 1
+            row[action] += error / counts[action]
+        return error
+
+
+class TabularVApproximator(_Table):
+    """A table of state values ``V[state]``, shape ``state_shape``.
+
+    Args:
+        n_states: number of states, or the state space (``Discrete``, or a ``Tuple`` of
+            ``Discrete``; all starting at 0).
+        init: initial value of every entry.
+        step_size: constant step size in (0, 1], or None for sample averages.
+
+    Example:
+        >>> v = TabularVApproximator(5, step_size=None)  # sample averages
+        >>> for g in (1.0, 2.0, 6.0):
+        ...     _ = v.update(3, g)
+        >>> float(v(3))
+        3.0
+    """
+
+    def __init__(
+        self,
+        n_states: int | gym.Space,
+        *,
+        init: float = 0.0,
+        step_size: float | None = 0.1,
+    ) -> None:
+        self.state_shape = _state_shape(type(self).__name__, n_states)
+        self._setup(self.state_shape, init, step_size)
+
+    def __repr__(self) -> str:
+        states = self.state_shape[0] if len(self.state_shape) == 1 else self.state_shape
+        return f"TabularVApproximator({states}, init={self.init}, step_size={self.step_size})"
+
+    def __call__(self, state: Any) -> float:
+        return self.table[state]
+
+    def update(self, state: Any, target: float) -> float:
+        """Move ``V[state]`` towards ``target``; return the error before the update."""
+        table = self.table
+        error = target - table[state]
+        if self.counts is None:
+            table[state] += self.step_size * error
+        else:
+            self.counts[state] += 1
+            table[state] += error / self.counts[state]
+        return error

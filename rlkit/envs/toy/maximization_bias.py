@@ -1,0 +1,190 @@
+"""The maximization-bias MDP of Sutton & Barto, Example 6.7 (Figure 6.5)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..base import InvalidActionError
+from ._common import (
+    check_render_mode,
+    is_int,
+    positive_int,
+    rng_state,
+    set_rng_state,
+    warn_no_render_mode,
+)
+
+__all__ = ["MaximizationBiasEnv"]
+
+A, B, TERMINAL = 0, 1, 2
+LEFT, RIGHT = 0, 1
+
+Model = dict[int, dict[int, list[tuple[float, int, float, bool]]]]
+
+
+class MaximizationBiasEnv(gym.Env):
+    """Two states A and B where Q-learning overestimates the value of going left.
+
+    Sutton & Barto (2018), Example 6.7 and Figure 6.5. Episodes start in A (state 0). In A two
+    actions are legal: 0 (left) goes to B (state 1) and 1 (right) to the terminal state (2), both
+    with reward 0. In B every one of the ``n_b_actions`` actions is legal and ends the episode
+    with a reward drawn from ``N(mean, std**2)``: going left is worse on average (-0.1), yet
+    Q-learning's max over the noisy estimates of B makes it look better at first.
+
+    The action space is ``Discrete(n_b_actions)``; which actions are legal in the current state
+    is given by ``info["action_mask"]`` (an ``np.int8`` array, as gymnasium's Taxi does) and by
+    ``action_mask(state)``. In the terminal state every action is a legal no-op.
+
+    By default the environment follows gymnasium's rule that every action of the action space can
+    be stepped (``gymnasium.utils.env_checker.check_env`` relies on it): in A, every action other
+    than 0 moves right. Through :class:`rlkit.GymEnv` an action outside the mask raises
+    :class:`rlkit.InvalidActionError`, and so does the raw environment with ``strict=True``.
+
+    The model ``P[s][a] = [(prob, next_state, reward, terminated)]`` has an entry for the legal
+    actions of ``s`` only (``P[s].keys()`` is the legal set), and since B's rewards are random,
+    ``P[B][a]`` holds their *expected* value ``mean``: dynamic programming on ``P`` gives the
+    true values (``q(A, left) = mean``, ``q(A, right) = 0``).
+
+    Args:
+        n_b_actions: number of actions in B (>= 2; the book uses 10, "many").
+        mean: mean reward of the actions in B.
+        std: standard deviation of the rewards in B.
+        strict: raise on illegal actions (True) or follow gymnasium's rule (False, the default).
+        render_mode: None or ``"ansi"``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> env = gym.make("rlkit/MaximizationBias-v0")
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, info["action_mask"].tolist()
+        (0, [1, 1, 0, 0, 0, 0, 0, 0, 0, 0])
+        >>> env.step(0)[:3]                     # left: to B
+        (1, 0.0, False)
+        >>> obs, reward, terminated, truncated, info = env.step(7)
+        >>> obs, terminated
+        (2, True)
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        n_b_actions: int = 10,
+        mean: float = -0.1,
+        std: float = 1.0,
+        strict: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        self.n_b_actions = positive_int("MaximizationBiasEnv", "n_b_actions", n_b_actions, 2)
+        self.mean, self.std = _finite("mean", mean), _finite("std", std)
+        if self.std < 0.0:
+            raise ValueError(f"MaximizationBiasEnv: std must be >= 0, got {std!r}")
+        self.strict = bool(strict)
+        self.render_mode = check_render_mode(self, render_mode)
+        self.n_states = 3
+        self.n_actions = self.n_b_actions
+        self.observation_space = spaces.Discrete(3)
+        self.action_space = spaces.Discrete(self.n_actions)
+        self.start_state = A
+        self.terminal_states = (TERMINAL,)
+        self._masks = np.ones((3, self.n_actions), dtype=np.int8)
+        self._masks[A, 2:] = 0
+        self.P = self._build_model()
+        self.s = A
+        self.last_action: int | None = None
+        self.last_reward = 0.0
+
+    def _build_model(self) -> Model:
+        everything = range(self.n_actions)
+        return {
+            A: {LEFT: [(1.0, B, 0.0, False)], RIGHT: [(1.0, TERMINAL, 0.0, True)]},
+            B: {a: [(1.0, TERMINAL, self.mean, True)] for a in everything},
+            TERMINAL: {a: [(1.0, TERMINAL, 0.0, True)] for a in everything},
+        }
+
+    def action_mask(self, state: int | None = None) -> np.ndarray:
+        """The legal actions of ``state`` (default: the current one) as an ``np.int8`` mask."""
+        state = self.s if state is None else state
+        if not is_int(state) or not 0 <= state < 3:
+            raise ValueError(
+                f"MaximizationBiasEnv.action_mask: state must be 0 (A), 1 (B) or 2 (terminal), "
+                f"got {state!r}"
+            )
+        return self._masks[state].copy()
+
+    # ---- gymnasium API ----
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.s = A
+        self.last_action = None
+        self.last_reward = 0.0
+        return A, {"action_mask": self._masks[A].copy()}
+
+    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
+        if not is_int(action) or not 0 <= action < self.n_actions:
+            raise InvalidActionError(
+                f"MaximizationBiasEnv: action {action!r} is outside the action space "
+                f"{self.action_space}; expected an integer in [0, {self.n_actions})"
+            )
+        s = self.s
+        if s == A:
+            if action > RIGHT and self.strict:
+                raise InvalidActionError(
+                    f"MaximizationBiasEnv: action {action!r} is illegal in state A; "
+                    "expected 0 (left) or 1 (right) (see info['action_mask'])"
+                )
+            nxt, reward = (B, 0.0) if action == LEFT else (TERMINAL, 0.0)
+        elif s == B:
+            nxt, reward = TERMINAL, float(self.np_random.normal(self.mean, self.std))
+        else:
+            nxt, reward = TERMINAL, 0.0
+        self.s = nxt
+        self.last_action, self.last_reward = int(action), reward
+        return nxt, reward, nxt == TERMINAL, False, {"action_mask": self._masks[nxt].copy()}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            warn_no_render_mode(self)
+            return None
+        line = f"T <- B <- A -> T   in {'ABT'[self.s]}"
+        if self.last_action is not None:
+            line += f"  (action {self.last_action}, reward {self.last_reward:+.3f})"
+        return line + "\n"
+
+    # ---- checkpoint protocol ----
+
+    def state_dict(self) -> dict[str, Any]:
+        """The current state, the last step and the generator state."""
+        return {
+            "s": self.s,
+            "last_action": self.last_action,
+            "last_reward": self.last_reward,
+            "rng": rng_state(self),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        s = int(state["s"])
+        if s not in (A, B, TERMINAL):
+            raise ValueError(f"MaximizationBiasEnv.load_state_dict: state {s} is not 0, 1 or 2")
+        self.s = s
+        self.last_action = state["last_action"]
+        self.last_reward = float(state["last_reward"])
+        set_rng_state(self, state["rng"])
+
+
+def _finite(name: str, value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise ValueError(f"MaximizationBiasEnv: {name} must be a finite number, got {value!r}")
+    return number

@@ -1,0 +1,101 @@
+"""``QBasedPolicy(learner, explorer)``: act on a learner's action values through an explorer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.dispatch import forward, update
+from ..core.stages import AbstractStage
+from ..envs.base import AbstractEnv
+from ..learners.base import AbstractLearner
+from ..trajectories.base import AbstractTrajectory
+from .base import AbstractPolicy
+from .explorers import AbstractExplorer
+
+__all__ = ["QBasedPolicy"]
+
+
+class QBasedPolicy(AbstractPolicy):
+    """Choose ``explorer(learner(env), env.legal_action_mask)``; learning goes to the learner.
+
+    ``learner(env)`` gives the action values of the current state; the explorer turns them into
+    an action, honouring the env's legal-action mask. ``update(policy, trajectory, env, stage)``
+    is forwarded to ``update(learner, trajectory, env, stage)`` (resolved once by the call plan,
+    so ``rk.explain`` shows the learner's own methods).
+
+    Learners that need the behaviour policy's action probabilities (Expected SARSA, SARSA
+    bootstrapping at truncation) have an attribute ``explorer``; when it is None, the policy sets
+    it to its own explorer.
+
+    Example:
+        >>> import numpy as np
+        >>> import rlkit as rk
+        >>> class Fixed(rk.AbstractLearner):
+        ...     def __call__(self, env):
+        ...         return np.array([0.0, 1.0, 0.0, 0.0])
+        >>> policy = rk.QBasedPolicy(Fixed(), rk.EpsilonGreedyExplorer(0.0, seed=0))
+        >>> env = rk.GymEnv("CliffWalking-v1", seed=0); env.reset()
+        >>> policy(env)
+        1
+    """
+
+    def __init__(self, learner: AbstractLearner, explorer: AbstractExplorer) -> None:
+        if not isinstance(learner, AbstractLearner):
+            raise TypeError(
+                f"QBasedPolicy: learner must be an rk.AbstractLearner, got "
+                f"{type(learner).__name__}: {learner!r}"
+            )
+        if not isinstance(explorer, AbstractExplorer):
+            raise TypeError(
+                f"QBasedPolicy: explorer must be an rk.AbstractExplorer (e.g. "
+                f"rk.EpsilonGreedyExplorer(0.1)), got {type(explorer).__name__}: {explorer!r}"
+            )
+        self.learner = learner
+        self.explorer = explorer
+        if hasattr(learner, "explorer") and learner.explorer is None:
+            learner.explorer = explorer
+
+    def __repr__(self) -> str:
+        return f"QBasedPolicy({self.learner!r}, {self.explorer!r})"
+
+    def act(self, env: Any) -> Any:
+        return self.explorer(self.learner(env), env.legal_action_mask)
+
+    def prob(self, env: Any) -> np.ndarray:
+        """The probability of each action in ``env``'s current state (does not change the
+        explorer)."""
+        return self.explorer.prob(self.learner(env), env.legal_action_mask)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The learner's and the explorer's state, for checkpoints."""
+        return {"learner": _state_of(self.learner), "explorer": self.explorer.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`."""
+        self.learner.load_state_dict(state["learner"])
+        self.explorer.load_state_dict(state["explorer"])
+
+
+def _state_of(learner: Any) -> dict[str, Any]:
+    state_dict = getattr(learner, "state_dict", None)
+    if state_dict is None:
+        raise TypeError(
+            f"{type(learner).__name__} has no state_dict(); a learner must implement "
+            f"state_dict() and load_state_dict(state) to be checkpointed"
+        )
+    return state_dict()
+
+
+# ---- every stage: learning is the learner's ----
+@update.dispatch
+@forward("learner")
+def _(
+    policy: QBasedPolicy,
+    trajectory: AbstractTrajectory,
+    env: AbstractEnv,
+    stage: AbstractStage,
+    /,
+):
+    return update(policy.learner, trajectory, env, stage)
