@@ -31,7 +31,7 @@ class AbstractEnv(ABC):
         >>> import rlkit as rk
         >>> env = rk.GymEnv("CliffWalking-v1", seed=0)
         >>> env.reset(); env.act(0); env.state, env.reward, env.done
-        (np.int64(24), -1.0, False)
+        (24, -1, False)
     """
 
     state: Any = None

@@ -32,7 +32,7 @@ class VectorSARTTrajectory(AbstractTrajectory):
         >>> agent = rk.Agent(rk.RandomPolicy(seed=0), t)
         >>> _ = rk.run(agent, rk.GymEnv("CliffWalking-v1", seed=0), rk.StopAfterNSteps(3))
         >>> len(t), t.state[0]
-        (3, np.int64(36))
+        (3, 36)
     """
 
     traces = TRACES
@@ -122,8 +122,12 @@ def _(
     action: object,
     /,
 ):
-    trajectory.state.append(_own(env.state))
-    trajectory.action.append(action)
+    if len(trajectory.state) == len(trajectory.reward):
+        trajectory.state.append(_own(env.state))
+        trajectory.action.append(action)
+    else:  # the last step never completed (env.act raised): replace its orphaned half
+        trajectory.state[-1] = _own(env.state)
+        trajectory.action[-1] = action
 
 
 # ---- PostAct: what the action led to ----

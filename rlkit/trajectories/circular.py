@@ -1,0 +1,330 @@
+"""``CircularArraySARTTrajectory``: a preallocated numpy ring buffer of transitions (replay)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ..core.dispatch import update
+from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
+from ..envs.base import AbstractEnv
+from ..policies.base import AbstractPolicy
+from .base import AbstractTrajectory
+
+__all__ = ["CircularArraySARTTrajectory", "space_layout"]
+
+TRACES = ("state", "action", "reward", "terminal", "truncated", "next_state")
+
+
+class CircularArraySARTTrajectory(AbstractTrajectory):
+    """The last ``capacity`` transitions ``(state, action, reward, terminal, truncated,
+    next_state)`` in preallocated numpy arrays, the oldest overwritten first.
+
+    Recording (``Agent(policy, trajectory)``): at PreAct the state and the chosen action are copied
+    into the slot at the write head ``head``; at PostAct the reward, the ``terminal``/``truncated``
+    flags and ``next_state`` (the real final observation at the end of an episode) complete it and
+    the head advances. At PreEpisode, a last transition that ended neither in termination nor in
+    truncation (a run stopped mid-episode and the env was reset or replaced) is marked
+    ``truncated``, so n-step windows never run from one episode into the next.
+
+    Indexing: the traces are the full arrays, ``t.state.shape == (capacity, *state_shape)``, and
+    ``t.state[i]`` is *slot* ``i``. Until the buffer is full the stored transitions are slots
+    ``0 .. len(t) - 1`` in the order they were recorded; afterwards the oldest is at
+    ``t.oldest`` and transition ``k`` (0 = oldest) is slot ``(t.oldest + k) % capacity``;
+    :meth:`ordered_indices` gives all of them in order. Between PreAct and PostAct the slot at the
+    head is being rewritten and does not count: ``len(t)`` is the number of complete transitions.
+
+    Shapes and dtypes come from gymnasium spaces (``Box``: its shape, float32; ``Discrete``: ``()``,
+    int64; ``MultiDiscrete``: its shape, int64; ``MultiBinary``: its shape, int8) or are given
+    explicitly (``state_shape``/``state_dtype``/``action_shape``/``action_dtype`` override what
+    the spaces say, e.g. ``state_dtype=np.uint8`` for image observations). ``reward`` is float32,
+    ``terminal`` and ``truncated`` are bool.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> t = rk.CircularArraySARTTrajectory(100, env.state_space, env.action_space)
+        >>> _ = rk.run(rk.Agent(rk.RandomPolicy(seed=0), t), env, rk.StopAfterNSteps(150))
+        >>> len(t), t.head, t.n_inserted, t.state.shape, t.action.dtype
+        (100, 50, 150, (100, 4), dtype('int64'))
+    """
+
+    traces = TRACES
+
+    def __init__(
+        self,
+        capacity: int,
+        state_space: gym.Space | None = None,
+        action_space: gym.Space | None = None,
+        *,
+        state_shape: tuple[int, ...] | None = None,
+        state_dtype: Any = None,
+        action_shape: tuple[int, ...] | None = None,
+        action_dtype: Any = None,
+    ) -> None:
+        name = type(self).__name__
+        if (
+            isinstance(capacity, bool)
+            or not isinstance(capacity, (int, np.integer))
+            or capacity < 1
+        ):
+            raise ValueError(f"{name}: capacity must be a positive integer, got {capacity!r}")
+        if state_space is None and state_shape is None:
+            raise ValueError(
+                f"{name}: give state_space (a gymnasium space, e.g. env.state_space) or state_shape"
+            )
+        self.capacity = int(capacity)
+        self.state_shape, self.state_dtype = _layout(
+            name, "state", state_space, state_shape, state_dtype, np.float32
+        )
+        self.action_shape, self.action_dtype = _layout(
+            name, "action", action_space, action_shape, action_dtype, np.int64
+        )
+        n = self.capacity
+        self.state = np.zeros((n, *self.state_shape), self.state_dtype)
+        self.action = np.zeros((n, *self.action_shape), self.action_dtype)
+        self.reward = np.zeros(n, np.float32)
+        self.terminal = np.zeros(n, bool)
+        self.truncated = np.zeros(n, bool)
+        self.next_state = np.zeros((n, *self.state_shape), self.state_dtype)
+        self.head = 0  # the slot the next transition is written to
+        self.n_inserted = 0  # complete transitions recorded since construction (or clear)
+        self.pending = False  # PreAct wrote the head slot, PostAct has not completed it yet
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(capacity={self.capacity}, state_shape={self.state_shape}, "
+            f"action_shape={self.action_shape}, len={len(self)})"
+        )
+
+    def __len__(self) -> int:
+        n = self.n_inserted
+        if n < self.capacity:
+            return n
+        return self.capacity - 1 if self.pending else self.capacity
+
+    @property
+    def is_full(self) -> bool:
+        """Whether the next transition overwrites the oldest one."""
+        return self.n_inserted >= self.capacity
+
+    @property
+    def oldest(self) -> int:
+        """Slot of the oldest stored transition."""
+        return (self.head - len(self)) % self.capacity
+
+    def ordered_indices(self) -> np.ndarray:
+        """Slots of the stored transitions, oldest first."""
+        return (self.oldest + np.arange(len(self))) % self.capacity
+
+    def clear(self) -> None:
+        """Forget every stored transition (the arrays are zeroed, not reallocated)."""
+        for name in TRACES:
+            getattr(self, name).fill(0)
+        self.head = 0
+        self.n_inserted = 0
+        self.pending = False
+
+    # ---- writing: what the recording methods below call ----
+    def begin_transition(self, state: Any, action: Any) -> None:
+        """Copy ``state`` and ``action`` into the slot at the head (PreAct)."""
+        head = self.head
+        self.state[head] = state
+        self.action[head] = action
+        self.pending = True
+
+    def end_transition(
+        self, reward: float, terminal: bool, truncated: bool, next_state: Any
+    ) -> None:
+        """Complete the transition at the head and advance the head (PostAct)."""
+        head = self.head
+        self.reward[head] = reward
+        self.terminal[head] = terminal
+        self.truncated[head] = truncated
+        self.next_state[head] = next_state
+        self.head = head + 1 if head + 1 < self.capacity else 0
+        self.n_inserted += 1
+        self.pending = False
+
+    def append(
+        self,
+        state: Any,
+        action: Any,
+        reward: float,
+        terminal: bool,
+        truncated: bool,
+        next_state: Any,
+    ) -> None:
+        """Record one whole transition (for filling a buffer by hand)."""
+        self.begin_transition(state, action)
+        self.end_transition(reward, terminal, truncated, next_state)
+
+    def cut_episode(self) -> None:
+        """Mark the last transition ``truncated`` unless it already ends an episode (PreEpisode)."""
+        if self.n_inserted:
+            last = self.head - 1 if self.head else self.capacity - 1
+            if not (self.terminal[last] or self.truncated[last]):
+                self.truncated[last] = True
+
+    # ---- sampling ----
+    def sample_indices(
+        self, batch_size: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """``batch_size`` slots drawn uniformly with replacement, and ``None`` for the weights
+        (a prioritized trajectory returns importance weights there). Samplers call this."""
+        n = len(self)
+        if n < batch_size:
+            raise ValueError(
+                f"{type(self).__name__} holds {n} transitions, fewer than batch_size {batch_size}"
+            )
+        indices = rng.integers(n, size=batch_size)
+        oldest = self.head - n
+        if oldest:  # the buffer has wrapped around (or the head slot is being rewritten)
+            indices += oldest
+            indices %= self.capacity
+        return indices, None
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        """Arrays (copies) and counters, for checkpoints."""
+        return {
+            "capacity": self.capacity,
+            "state_shape": list(self.state_shape),
+            "state_dtype": np.dtype(self.state_dtype).str,
+            "action_shape": list(self.action_shape),
+            "action_dtype": np.dtype(self.action_dtype).str,
+            "head": self.head,
+            "n_inserted": self.n_inserted,
+            "pending": self.pending,
+            **{name: getattr(self, name).copy() for name in TRACES},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved (into the existing arrays)."""
+        name = type(self).__name__
+        expected = {
+            "capacity": self.capacity,
+            "state_shape": list(self.state_shape),
+            "state_dtype": np.dtype(self.state_dtype).str,
+            "action_shape": list(self.action_shape),
+            "action_dtype": np.dtype(self.action_dtype).str,
+        }
+        for key, value in expected.items():
+            if key not in state:
+                raise ValueError(f"{name}: checkpoint has no {key!r}")
+            got = list(state[key]) if isinstance(value, list) else state[key]
+            if got != value:
+                raise ValueError(
+                    f"{name}: checkpoint has {key}={state[key]!r}, this trajectory has {value!r}"
+                )
+        arrays = {trace: np.asarray(state[trace]) for trace in TRACES}
+        for trace, array in arrays.items():  # check everything before writing anything
+            expected_shape = getattr(self, trace).shape
+            if array.shape != expected_shape:
+                raise ValueError(
+                    f"{name}: checkpoint trace {trace!r} has shape {array.shape}, expected "
+                    f"{expected_shape}"
+                )
+        for trace, array in arrays.items():
+            getattr(self, trace)[...] = array
+        self.head = int(state["head"])
+        self.n_inserted = int(state["n_inserted"])
+        self.pending = bool(state["pending"])
+
+
+def space_layout(space: gym.Space) -> tuple[tuple[int, ...], np.dtype]:
+    """``(shape, dtype)`` of one element of ``space`` in a replay buffer.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> space_layout(gym.spaces.Discrete(3))
+        ((), dtype('int64'))
+    """
+    if isinstance(space, gym.spaces.Box):
+        return tuple(space.shape), np.dtype(np.float32)
+    if isinstance(space, gym.spaces.Discrete):
+        return (), np.dtype(np.int64)
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return tuple(space.shape), np.dtype(np.int64)
+    if isinstance(space, gym.spaces.MultiBinary):
+        return tuple(space.shape), np.dtype(np.int8)
+    raise TypeError(f"no array layout for space {space}")
+
+
+def _layout(
+    owner: str,
+    trace: str,
+    space: gym.Space | None,
+    shape: tuple[int, ...] | None,
+    dtype: Any,
+    default_dtype: Any,
+) -> tuple[tuple[int, ...], np.dtype]:
+    if space is not None:
+        if not isinstance(space, gym.Space):
+            raise TypeError(
+                f"{owner}: {trace}_space must be a gymnasium space, got "
+                f"{type(space).__name__}: {space!r}"
+            )
+        try:
+            space_shape, space_dtype = space_layout(space)
+        except TypeError:
+            if shape is None or dtype is None:
+                raise TypeError(
+                    f"{owner}: cannot store {trace}s of space {space} in arrays; expected a Box, "
+                    f"Discrete, MultiDiscrete or MultiBinary space, or give {trace}_shape and "
+                    f"{trace}_dtype"
+                ) from None
+            space_shape, space_dtype = shape, dtype
+    else:
+        space_shape, space_dtype = (), default_dtype
+    shape = space_shape if shape is None else shape
+    try:
+        shape = tuple(int(s) for s in ((shape,) if isinstance(shape, int) else shape))
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: {trace}_shape must be a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"{owner}: {trace}_shape must not be negative, got {shape!r}")
+    try:
+        dtype = np.dtype(space_dtype if dtype is None else dtype)
+    except TypeError:
+        raise ValueError(f"{owner}: {trace}_dtype must be a numpy dtype, got {dtype!r}") from None
+    return shape, dtype
+
+
+# ---- PreEpisode: an episode left unfinished in the buffer is cut there ----
+@update.dispatch
+def _(
+    trajectory: CircularArraySARTTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractEnv,
+    stage: PreEpisodeStage,
+    /,
+):
+    trajectory.cut_episode()
+
+
+# ---- PreAct: the state and the chosen action, into the slot at the head ----
+@update.dispatch
+def _(
+    trajectory: CircularArraySARTTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractEnv,
+    stage: PreActStage,
+    action: object,
+    /,
+):
+    trajectory.begin_transition(env.state, action)
+
+
+# ---- PostAct: what the action led to; the head advances ----
+@update.dispatch
+def _(
+    trajectory: CircularArraySARTTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractEnv,
+    stage: PostActStage,
+    /,
+):
+    trajectory.end_transition(env.reward, env.is_terminated, env.is_truncated, env.state)

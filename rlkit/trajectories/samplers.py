@@ -1,0 +1,192 @@
+"""Samplers: batches of transitions from a replay trajectory (one-step and n-step)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .circular import CircularArraySARTTrajectory
+
+__all__ = ["BatchSampler", "NStepBatchSampler"]
+
+
+class BatchSampler:
+    """Draw ``batch_size`` transitions uniformly with replacement (as Stable-Baselines3 does).
+
+    ``sample(trajectory)`` returns a dict of numpy arrays with leading dimension ``batch_size``:
+    ``state, action, reward, terminal, next_state``, ``n`` (steps per sample: all 1 here) and
+    ``indices`` (the trajectory slots). The target of a one-step learner is
+    ``reward + (1 - terminal) * gamma**n * max_a Q(next_state, a)``. On a prioritized trajectory
+    the slots are drawn by priority instead and the batch also has ``weights`` (importance
+    weights): the trajectory chooses the slots through its ``sample_indices(batch_size, rng)``.
+
+    Args:
+        batch_size: transitions per batch; sampling from a trajectory that holds fewer raises
+            ``ValueError``.
+        seed: seed of the sampler's own generator (int, ``SeedSequence`` or ``Generator``).
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> t = rk.CircularArraySARTTrajectory(1000, env.state_space, env.action_space)
+        >>> _ = rk.run(rk.Agent(rk.RandomPolicy(seed=0), t), env, rk.StopAfterNSteps(100))
+        >>> batch = rk.BatchSampler(32, seed=0).sample(t)
+        >>> batch["state"].shape, batch["reward"].dtype, int(batch["n"].max())
+        ((32, 4), dtype('float32'), 1)
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        *,
+        seed: int | np.random.SeedSequence | np.random.Generator | None = None,
+    ) -> None:
+        self.batch_size = _positive_int(type(self).__name__, "batch_size", batch_size)
+        self.rng = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(batch_size={self.batch_size})"
+
+    def sample(self, trajectory: CircularArraySARTTrajectory) -> dict[str, np.ndarray]:
+        """A batch of transitions from ``trajectory`` (see the class docstring for the keys)."""
+        indices, weights = trajectory.sample_indices(self.batch_size, self.rng)
+        reward, n = trajectory.reward[indices], np.ones(self.batch_size, np.int64)
+        return _batch(trajectory, indices, weights, indices, reward, n)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state (and the batch size, checked on loading)."""
+        return {"batch_size": self.batch_size, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved."""
+        _check_same(self, state, batch_size=self.batch_size)
+        self.rng.bit_generator.state = state["rng"]
+
+
+class NStepBatchSampler(BatchSampler):
+    """Draw ``batch_size`` n-step transitions: windows of up to ``n`` consecutive transitions.
+
+    For a drawn slot ``i`` the window is ``i, i+1, ..., i+m-1`` (modulo the capacity) where ``m``
+    (returned as ``n``, per sample) is ``n`` or less: the window ends early at the first
+    transition whose ``terminal`` or ``truncated`` flag is set, and at the most recent stored
+    transition (it never reads past the write head into older or unwritten slots). Returned:
+
+    * ``reward``: the discounted return ``sum_{k<m} gamma**k * r_{i+k}`` (float32);
+    * ``next_state``, ``terminal``: those of the window's last transition (a truncated window
+      bootstraps, a terminated one does not);
+    * ``state``, ``action``, ``indices``: those of slot ``i``; ``weights`` on a prioritized
+      trajectory.
+
+    The learner's target is ``reward + (1 - terminal) * gamma**n * max_a Q(next_state, a)``.
+    With ``n=1`` the batch equals ``BatchSampler``'s for the same seed.
+
+    Example:
+        >>> import rlkit as rk
+        >>> t = rk.CircularArraySARTTrajectory(10, state_shape=())
+        >>> for s in range(4):  # episode 0, 1 (terminated), then 2, 3 (going on)
+        ...     t.append(s, 0, 1.0, s == 1, False, s + 1)
+        >>> batch = rk.NStepBatchSampler(4, n=3, gamma=0.5, seed=8).sample(t)
+        >>> keys = ("indices", "reward", "n", "terminal", "next_state")
+        >>> for row in sorted(zip(*(batch[key].tolist() for key in keys))):
+        ...     print(row)
+        (0, 1.5, 2, True, 2.0)
+        (1, 1.0, 1, True, 2.0)
+        (2, 1.5, 2, False, 4.0)
+        (3, 1.0, 1, False, 4.0)
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        n: int,
+        gamma: float,
+        *,
+        seed: int | np.random.SeedSequence | np.random.Generator | None = None,
+    ) -> None:
+        super().__init__(batch_size, seed=seed)
+        name = type(self).__name__
+        self.n = _positive_int(name, "n", n)
+        if (
+            isinstance(gamma, bool)
+            or not isinstance(gamma, (int, float, np.integer, np.floating))
+            or not 0.0 <= gamma <= 1.0
+        ):
+            raise ValueError(f"{name}: gamma must be in [0, 1], got {gamma!r}")
+        self.gamma = float(gamma)
+        self._steps = np.arange(self.n)
+        self._discounts = self.gamma ** np.arange(self.n, dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(batch_size={self.batch_size}, n={self.n}, gamma={self.gamma})"
+        )
+
+    def sample(self, trajectory: CircularArraySARTTrajectory) -> dict[str, np.ndarray]:
+        """A batch of n-step transitions from ``trajectory`` (see the class docstring)."""
+        indices, weights = trajectory.sample_indices(self.batch_size, self.rng)
+        capacity, stored = trajectory.capacity, len(trajectory)
+        steps = self._steps
+        # how many transitions from slot i to the most recent one, inclusive (>= 1)
+        available = stored - (indices - (trajectory.head - stored)) % capacity
+        window = indices[:, None] + steps  # (batch, n) slots
+        window %= capacity
+        ends = trajectory.terminal[window] | trajectory.truncated[window]
+        ends |= steps >= (available - 1)[:, None]
+        ends[:, -1] = True
+        last = ends.argmax(axis=1)  # the position of each window's last transition
+        inside = steps <= last[:, None]
+        rewards = np.where(inside, trajectory.reward[window], 0.0)
+        returns = rewards @ self._discounts
+        final = window[np.arange(self.batch_size), last]
+        return _batch(trajectory, indices, weights, final, returns.astype(np.float32), last + 1)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state (and the settings, checked on loading)."""
+        return {**super().state_dict(), "n": self.n, "gamma": self.gamma}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved."""
+        _check_same(self, state, n=self.n, gamma=self.gamma)
+        super().load_state_dict(state)
+
+
+def _batch(
+    trajectory: CircularArraySARTTrajectory,
+    indices: np.ndarray,
+    weights: np.ndarray | None,
+    final: np.ndarray,
+    reward: np.ndarray,
+    n: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """State and action of ``indices``, flag and next state of ``final`` (the last slot of each
+    window), the (n-step) ``reward`` and ``n``; ``weights`` when the trajectory gave some."""
+    batch = {
+        "state": trajectory.state[indices],
+        "action": trajectory.action[indices],
+        "reward": reward,
+        "terminal": trajectory.terminal[final],
+        "next_state": trajectory.next_state[final],
+        "n": n,
+        "indices": indices,
+    }
+    if weights is not None:
+        batch["weights"] = weights
+    return batch
+
+
+def _positive_int(owner: str, name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_same(owner: Any, state: dict[str, Any], **settings: Any) -> None:
+    for key, value in settings.items():
+        if key not in state:
+            raise ValueError(f"{type(owner).__name__}: checkpoint has no {key!r}")
+        if state[key] != value:
+            raise ValueError(
+                f"{type(owner).__name__}: checkpoint has {key}={state[key]!r}, this sampler has "
+                f"{value!r}"
+            )
