@@ -65,6 +65,18 @@ _LAZY: dict[str, str] = {
         "rlkit.core.logging",
     ),
     "ProgressBar": "rlkit.core.progress",
+    **dict.fromkeys(
+        [
+            "CheckpointHook",
+            "CheckpointError",
+            "save_checkpoint",
+            "load_checkpoint",
+            "latest_checkpoint",
+        ],
+        "rlkit.core.checkpoint",
+    ),
+    "get_state": "rlkit.core.state",
+    "set_state": "rlkit.core.state",
     "EvaluationHook": "rlkit.core.evaluation_hook",
     "EvaluationRecord": "rlkit.core.evaluation_hook",
     "evaluate": "rlkit.core.evaluation",

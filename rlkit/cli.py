@@ -2,6 +2,8 @@
 
 rlkit list
 rlkit run TabularQLearning_CliffWalking --seed 0
+rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # checkpoints in runs/dqn
+rlkit resume runs/dqn                                               # continue after a crash
 """
 
 from __future__ import annotations
@@ -44,8 +46,26 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("runs"),
         help="parent folder of the run directory (default ./runs)",
     )
+    run.add_argument(
+        "--logdir",
+        type=Path,
+        default=None,
+        help="the run directory itself (default: a new folder under --out)",
+    )
+    run.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="save a checkpoint every N environment steps (and at the end) into "
+        "RUN_DIR/checkpoints; continue with 'rlkit resume RUN_DIR'",
+    )
     run.add_argument("--quiet", action="store_true", help="print only the final summary")
     run.set_defaults(func=_run)
+    resume = sub.add_parser("resume", help="continue a checkpointed run from its newest checkpoint")
+    resume.add_argument("run_dir", type=Path, help="the run directory of 'rlkit run'")
+    resume.add_argument("--quiet", action="store_true", help="print only the final summary")
+    resume.set_defaults(func=_resume)
     return parser
 
 
@@ -61,24 +81,94 @@ def _list(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from .core.experiment import UnknownExperimentError, make_experiment
-    from .core.hooks import StepsPerEpisode, TotalRewardPerEpisode
-    from .core.logging import CSVLogger
     from .core.run import run
 
+    if args.checkpoint_every is not None and args.checkpoint_every < 1:
+        print(
+            f"rlkit: --checkpoint-every must be a positive number of steps, got "
+            f"{args.checkpoint_every}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         experiment = make_experiment(args.name, seed=args.seed)
     except UnknownExperimentError as error:
         print(f"rlkit: {error}", file=sys.stderr)
         return 2
-    run_dir = _new_run_dir(args.out, args.name, args.seed)
-    _write_config(run_dir, args)
-    returns, steps = TotalRewardPerEpisode(), StepsPerEpisode()
-    summary = LearningSummary(returns, steps, quiet=args.quiet)
-    hook = experiment.hook + returns + steps + CSVLogger(run_dir / "episodes.csv") + summary
+    if args.logdir is not None:
+        run_dir = args.logdir
+        if (run_dir / "config.json").exists():
+            print(
+                f"rlkit: {run_dir} already holds a run; continue it with 'rlkit resume "
+                f"{run_dir}' or choose another --logdir",
+                file=sys.stderr,
+            )
+            return 2
+        run_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        run_dir = _new_run_dir(args.out, args.name, args.seed)
+    config = _write_config(run_dir, args)
+    hook = _hooks(experiment, run_dir, config, quiet=args.quiet)
     print(f"{experiment.name} (seed {args.seed}): {experiment.description}")
     run(experiment.policy, experiment.env, experiment.stop_condition, hook)
     print(f"results written to {run_dir}")
     return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from .core.checkpoint import CheckpointError, latest_checkpoint, read_checkpoint
+    from .core.experiment import UnknownExperimentError, make_experiment
+    from .core.run import run
+
+    run_dir = args.run_dir
+    try:
+        config = json.loads((run_dir / "config.json").read_text())
+        name, seed = config["experiment"], config["seed"]
+    except (OSError, ValueError, KeyError) as error:
+        print(f"rlkit: {run_dir} is not a run directory of 'rlkit run' ({error})", file=sys.stderr)
+        return 2
+    newest = latest_checkpoint(run_dir / "checkpoints")
+    if newest is None:
+        print(
+            f"rlkit: no checkpoint in {run_dir / 'checkpoints'}; start runs with "
+            f"'rlkit run {name} --checkpoint-every N' to be able to resume them",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        meta = read_checkpoint(newest)["meta"]
+        if meta["finished"]:
+            print(f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}")
+            return 0
+        experiment = make_experiment(name, seed=seed, **config.get("kwargs", {}))
+        hook = _hooks(experiment, run_dir, config, quiet=args.quiet)
+        print(f"{name} (seed {seed}): resuming at step {meta['step']} from {newest.name}")
+        run(experiment.policy, experiment.env, experiment.stop_condition, hook, resume_from=newest)
+    except (CheckpointError, UnknownExperimentError) as error:
+        print(f"rlkit: {error}", file=sys.stderr)
+        return 2
+    print(f"results written to {run_dir}")
+    return 0
+
+
+def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: bool) -> Any:
+    """The hooks of a CLI run: the same chain for ``run`` and ``resume`` (a checkpoint is
+    restored into a chain of the same hooks)."""
+    from .core.hooks import StepsPerEpisode, TotalRewardPerEpisode
+    from .core.logging import CSVLogger
+
+    returns, steps = TotalRewardPerEpisode(), StepsPerEpisode()
+    summary = LearningSummary(returns, steps, quiet=quiet)
+    hook = experiment.hook + returns + steps + CSVLogger(run_dir / "episodes.csv") + summary
+    every = config.get("checkpoint_every")
+    if every is not None:
+        from .core.checkpoint import CheckpointHook
+
+        metadata = {"experiment": config["experiment"], "seed": config["seed"]}
+        hook = hook + CheckpointHook(
+            run_dir / "checkpoints", every_n_steps=every, metadata=metadata
+        )
+    return hook
 
 
 def _new_run_dir(parent: Path, name: str, seed: int) -> Path:
@@ -92,16 +182,20 @@ def _new_run_dir(parent: Path, name: str, seed: int) -> Path:
     return run_dir
 
 
-def _write_config(run_dir: Path, args: argparse.Namespace) -> None:
+def _write_config(run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """``config.json``: what ``rlkit resume`` needs to rebuild the run (name, seed, arguments)."""
     from . import __version__
 
     config = {
         "experiment": args.name,
         "seed": args.seed,
+        "kwargs": {},
+        "checkpoint_every": args.checkpoint_every,
         "rlkit": __version__,
         "started": datetime.now().isoformat(timespec="seconds"),
     }
     (run_dir / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    return config
 
 
 class LearningSummary(AbstractHook):
@@ -122,9 +216,18 @@ class LearningSummary(AbstractHook):
         self.returns, self.steps = returns, steps
         self.every_s, self.window, self.quiet = every_s, window, quiet
         self.start = self.last = time.perf_counter()
+        self.start_steps = 0
 
     def pre_experiment(self, policy: Any, env: Any) -> None:
         self.start = self.last = time.perf_counter()
+        self.start_steps = sum(self.steps.steps)  # a resumed run's rate counts its own steps
+
+    def state_dict(self) -> dict[str, Any]:
+        """Nothing to save: it only displays the state of the hooks it reads."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
 
     def post_episode(self, policy: Any, env: Any) -> None:
         now = time.perf_counter()
@@ -140,7 +243,7 @@ class LearningSummary(AbstractHook):
         rewards = self.returns.rewards[-self.window :]
         total_steps = sum(self.steps.steps)
         mean = sum(rewards) / len(rewards) if rewards else float("nan")
-        rate = total_steps / max(now - self.start, 1e-9)
+        rate = (total_steps - self.start_steps) / max(now - self.start, 1e-9)
         head = "done: " if final else ""
         return (
             f"{head}episodes {len(self.returns.rewards):>7,}  steps {total_steps:>9,}  "

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..envs.base import AbstractEnv
 from ..policies.base import AbstractPolicy
+from .checkpoint import load_checkpoint, prepare_checkpoints
 from .dispatch import run_loop
 from .plan import CallPlan, build_plan
 from .stages import (
@@ -20,13 +22,24 @@ from .stages import (
 __all__ = ["run"]
 
 
-def run(policy: Any, env: Any = None, stop_condition: Any = None, hook: Any = None) -> Any:
+def run(
+    policy: Any,
+    env: Any = None,
+    stop_condition: Any = None,
+    hook: Any = None,
+    *,
+    resume_from: str | os.PathLike | None = None,
+) -> Any:
     """Run ``policy`` in ``env`` until ``stop_condition`` says stop; return the hook.
 
     ``rk.run(experiment)`` runs a bundled :class:`~rlkit.Experiment` (and returns its hook).
     The calls of every stage are resolved once before the first step (see ``rk.explain``). An
     episode a previous run stopped in the middle of is continued, not reset. When anything
     raises, PostExperiment is still announced, then the exception propagates.
+
+    ``resume_from`` (a checkpoint file, or a folder: its newest checkpoint) restores the policy,
+    env, stop condition and hooks saved by an ``rk.CheckpointHook`` before the run starts, so
+    the run continues exactly where the saved one was (the objects must be built the same way).
 
     Example:
         >>> import rlkit as rk
@@ -41,7 +54,13 @@ def run(policy: Any, env: Any = None, stop_condition: Any = None, hook: Any = No
         if env is not None or stop_condition is not None or hook is not None:
             raise TypeError("run(experiment) takes no other arguments: the experiment has them")
         experiment = policy
-        return run(experiment.policy, experiment.env, experiment.stop_condition, experiment.hook)
+        return run(
+            experiment.policy,
+            experiment.env,
+            experiment.stop_condition,
+            experiment.hook,
+            resume_from=resume_from,
+        )
     if not isinstance(env, AbstractEnv):
         raise TypeError(
             f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv), got "
@@ -49,23 +68,27 @@ def run(policy: Any, env: Any = None, stop_condition: Any = None, hook: Any = No
         )
     if stop_condition is None:
         raise TypeError("run: a stop_condition is required, e.g. rk.StopAfterNSteps(10_000)")
+    if resume_from is not None:
+        load_checkpoint(resume_from, policy, env, stop_condition, hook)
     plan = build_plan(policy, env, hook, stop_condition)
     if plan.stop_step is None and plan.stop_episode is None:
         raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")
+    prepare_checkpoints(plan, policy, env, stop_condition, hook)
     run_loop(policy, env, plan)
     return hook
 
 
 @run_loop.dispatch
 def _(policy: AbstractPolicy, env: AbstractEnv, plan: CallPlan, /):
-    pre_experiment = plan.calls(PRE_EXPERIMENT_STAGE)
     post_experiment = plan.calls(POST_EXPERIMENT_STAGE)
-    for call in pre_experiment:
-        call()
     try:
+        for call in plan.calls(PRE_EXPERIMENT_STAGE):
+            call()
         _episodes(policy, env, plan)
-    finally:
-        _call_all(post_experiment)
+    except BaseException as error:
+        _call_all(post_experiment, failing=error)
+        raise
+    _call_all(post_experiment)
 
 
 def _episodes(policy: AbstractPolicy, env: AbstractEnv, plan: CallPlan) -> None:
@@ -104,13 +127,20 @@ def _never() -> bool:
     return False
 
 
-def _call_all(calls: tuple) -> None:
-    """Call every function even if one raises; re-raise the first error afterwards."""
+def _call_all(calls: tuple, failing: BaseException | None = None) -> None:
+    """Call every function even if one raises.
+
+    Without ``failing``, the first error is re-raised after all calls. While the run is already
+    failing with ``failing``, errors of these calls are attached to it as notes instead, so the
+    original exception is the one that propagates.
+    """
     error: BaseException | None = None
     for call in calls:
         try:
             call()
-        except BaseException as e:  # noqa: BLE001 - re-raised below
+        except BaseException as e:  # noqa: BLE001 - re-raised or attached below
+            if failing is not None and hasattr(failing, "add_note"):
+                failing.add_note(f"PostExperiment call {call!r} also raised {e!r}")
             error = error or e
-    if error is not None:
+    if error is not None and failing is None:
         raise error

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from ..core.state import (
+    attribute_state,
+    generator_state,
+    is_plain,
+    load_attribute_state,
+    set_generator_state,
+)
 from .base import AbstractEnv, InvalidActionError
 
 __all__ = ["GymEnv"]
@@ -62,9 +70,11 @@ class GymEnv(AbstractEnv):
         self.action_space = self.env.action_space
         self.state_space = self.env.observation_space
         self.info: dict[str, Any] = {}
+        self._mask: np.ndarray | None = None
         self._pending_seed = seed
         self._step = self.env.step
         self._check = _action_check(self.action_space) if check_actions else None
+        self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
 
     @property
     def name(self) -> str:
@@ -76,19 +86,31 @@ class GymEnv(AbstractEnv):
 
     def reset(self, seed: int | None = None) -> None:
         if seed is None:
-            seed, self._pending_seed = self._pending_seed, None
+            seed = self._pending_seed
+        self._pending_seed = None  # an explicit seed replaces the constructor's
         self.state, self.info = self.env.reset(seed=seed)
+        self._mask = _mask_of(self.info)
         self.reward = 0.0
         self.is_terminated = self.is_truncated = self.done = False
         self.needs_reset = False
 
     def act(self, action: Any) -> None:
-        if self._check is not None and not self._check(action):
-            raise InvalidActionError(
-                f"{self!r}: action {action!r} is outside the action space {self.action_space}"
-                + _expected(self.action_space)
-            )
-        state, reward, terminated, truncated, self.info = self._step(action)
+        if type(action) is np.ndarray and self._discrete and action.shape == ():
+            action = action.item()  # a 0-d array (e.g. from torch's argmax): its integer
+        if self._check is not None:
+            if not self._check(action):
+                raise InvalidActionError(
+                    f"{self!r}: action {action!r} is outside the action space "
+                    f"{self.action_space}" + _expected(self.action_space)
+                )
+            if self._mask is not None and not self._mask[action]:
+                raise InvalidActionError(
+                    f"{self!r}: action {action!r} is illegal in the current state; legal "
+                    f"actions are {np.flatnonzero(self._mask).tolist()} (info['action_mask'])"
+                )
+        state, reward, terminated, truncated, info = self._step(action)
+        self.info = info
+        self._mask = _mask_of(info)
         self.state = state
         self.reward = reward
         self.is_terminated = terminated
@@ -97,11 +119,105 @@ class GymEnv(AbstractEnv):
 
     @property
     def legal_action_mask(self) -> np.ndarray | None:
-        mask = self.info.get("action_mask")
-        return None if mask is None else np.asarray(mask, dtype=bool)
+        return self._mask
 
     def close(self) -> None:
         self.env.close()
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        """The environment state where it can be saved, for checkpoints.
+
+        Saved: this adapter's ``state``, ``reward``, flags, ``needs_reset``, the seed still
+        pending for the first reset and the plain entries of ``info`` (the action mask); for
+        every layer of the wrapper chain (``TimeLimit``'s elapsed steps, ``OrderEnforcing``, ...,
+        down to the unwrapped env) its plain attributes (numbers, strings, numpy arrays, lists,
+        tuples and str-keyed dicts of those: CartPole's ``state``, toy-text's ``s`` and
+        ``lastaction``, Blackjack's hands) and the states of its numpy generators
+        (``np_random``); and the generators of the action and observation spaces.
+
+        Not saved: anything else, e.g. physics engines (Box2D, MuJoCo), emulators (Atari),
+        windows and renderers, or state kept in other objects. Such an environment resumes with
+        its generators and plain attributes restored but may not continue an unfinished episode
+        exactly; checkpoint at episode ends (``every_n_episodes``) for those.
+        """
+        return {
+            "id": self.name,
+            "state": _own(self.state),
+            "reward": self.reward,
+            "is_terminated": bool(self.is_terminated),
+            "is_truncated": bool(self.is_truncated),
+            "needs_reset": bool(self.needs_reset),
+            "pending_seed": self._pending_seed,
+            "info": {
+                k: _own(v) for k, v in self.info.items() if isinstance(k, str) and is_plain(v)
+            },
+            "layers": [
+                {
+                    "type": type(layer).__qualname__,
+                    "attributes": attribute_state(layer, exclude=_SKIP),
+                }
+                for layer in _layers(self.env)
+            ],
+            "spaces": {
+                "action": _space_rng(self.action_space),
+                "observation": _space_rng(self.state_space),
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved into an environment built the same way."""
+        saved = [layer["type"] for layer in state["layers"]]
+        now = [type(layer).__qualname__ for layer in _layers(self.env)]
+        if saved != now:
+            raise ValueError(
+                f"{self!r}.load_state_dict: the saved wrapper chain {saved} differs from this "
+                f"environment's {now}"
+            )
+        for layer, layer_state in zip(_layers(self.env), state["layers"], strict=True):
+            load_attribute_state(layer, layer_state["attributes"])
+        for space, rng_state in (
+            (self.action_space, state["spaces"]["action"]),
+            (self.state_space, state["spaces"]["observation"]),
+        ):
+            if rng_state is not None:
+                set_generator_state(space.np_random, rng_state)
+        self.state = _own(state["state"])
+        self.reward = state["reward"]
+        self.is_terminated = bool(state["is_terminated"])
+        self.is_truncated = bool(state["is_truncated"])
+        self.done = self.is_terminated or self.is_truncated
+        self.needs_reset = bool(state["needs_reset"])
+        self._pending_seed = state["pending_seed"]
+        self.info = {k: _own(v) for k, v in state["info"].items()}
+        self._mask = _mask_of(self.info)
+
+
+# attributes of gymnasium layers that are configuration or caches, never episode state
+_SKIP = ("_saved_kwargs", "_cached_spec", "spec", "metadata", "_metadata")
+
+
+def _layers(env: gym.Env) -> list[gym.Env]:
+    """The wrapper chain from the outermost wrapper down to the unwrapped environment."""
+    layers = [env]
+    while isinstance(layers[-1], gym.Wrapper):
+        layers.append(layers[-1].env)
+    return layers
+
+
+def _space_rng(space: gym.Space) -> dict[str, Any] | None:
+    rng = getattr(space, "_np_random", None)
+    return generator_state(rng) if isinstance(rng, np.random.Generator) else None
+
+
+def _own(x: Any) -> Any:
+    return copy.deepcopy(x) if isinstance(x, (np.ndarray, list, dict)) else x
+
+
+def _mask_of(info: dict[str, Any]) -> np.ndarray | None:
+    """The legal-action mask an environment reports in ``info["action_mask"]`` (as bools)."""
+    mask = info.get("action_mask")
+    return None if mask is None else np.asarray(mask, dtype=bool)
 
 
 def _action_check(space: gym.Space):
@@ -110,7 +226,15 @@ def _action_check(space: gym.Space):
         integer = (int, np.integer)
 
         def check(action: Any) -> bool:
-            return isinstance(action, integer) and low <= action < high
+            if isinstance(action, integer):
+                return type(action) is not bool and low <= action < high
+            # a 0-d integer array (e.g. from torch's argmax) is an integer too
+            return (
+                isinstance(action, np.ndarray)
+                and action.shape == ()
+                and action.dtype.kind in "iu"
+                and low <= action < high
+            )
 
         return check
     return space.contains

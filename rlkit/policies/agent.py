@@ -6,6 +6,7 @@ from typing import Any
 
 from ..core.dispatch import DispatchError, PlanStep, noop, resolve, update
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
+from ..core.state import get_state, set_state
 from ..envs.base import AbstractEnv
 from ..trajectories.base import AbstractTrajectory
 from .base import AbstractPolicy
@@ -46,6 +47,16 @@ class Agent(AbstractPolicy):
 
     def act(self, env: Any) -> Any:
         return self.policy.act(env)
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        """The policy's and the trajectory's states (both must implement ``state_dict``)."""
+        return {"policy": get_state(self.policy), "trajectory": get_state(self.trajectory)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`."""
+        set_state(self.policy, state["policy"])
+        set_state(self.trajectory, state["trajectory"])
 
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         plan: dict[AbstractStage, list[PlanStep]] = {}

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.state import generator_state, set_generator_state
 from .base import AbstractPolicy
 
 __all__ = ["RandomPolicy"]
@@ -31,6 +32,7 @@ class RandomPolicy(AbstractPolicy):
     def __init__(self, seed: int | np.random.SeedSequence | np.random.Generator | None = None):
         self.rng = np.random.default_rng(seed)
         self._spaces: dict[int, gym.Space] = {}
+        self._restored: dict[str, dict[str, Any]] = {}  # saved generators of space copies
 
     def __repr__(self) -> str:
         return "RandomPolicy()"
@@ -53,6 +55,40 @@ class RandomPolicy(AbstractPolicy):
         own = self._spaces.get(id(space))
         if own is None:
             own = copy.deepcopy(space)
-            own.seed(int(self.rng.integers(2**63 - 1)))
+            restored = self._restored.pop(repr(space), None)
+            if restored is not None:  # the copy a checkpointed run had made of this space
+                for rng, rng_state in zip(_generators(own), restored, strict=True):
+                    set_generator_state(rng, rng_state)
+            else:
+                own.seed(int(self.rng.integers(2**63 - 1)))
             self._spaces[id(space)] = own
         return own
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        """The generator and the generators of the policy's copies of non-discrete spaces
+        (keyed by the space's ``repr``)."""
+        spaces = dict(self._restored)
+        for own in self._spaces.values():
+            spaces[repr(own)] = [generator_state(rng) for rng in _generators(own)]
+        return {"rng": generator_state(self.rng), "spaces": spaces}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict`; space copies are rebuilt on first use."""
+        set_generator_state(self.rng, state["rng"])
+        self._spaces = {}
+        self._restored = dict(state["spaces"])
+
+
+def _generators(space: gym.Space) -> list[np.random.Generator]:
+    """The generators of a space and of its subspaces (Tuple, Dict, Sequence, Graph, ...)."""
+    found = [space.np_random]
+    subspaces = getattr(space, "spaces", None)
+    if isinstance(subspaces, dict):
+        subspaces = list(subspaces.values())
+    for sub in list(subspaces or ()) + [
+        getattr(space, name, None) for name in ("feature_space", "node_space", "edge_space")
+    ]:
+        if isinstance(sub, gym.Space):
+            found.extend(_generators(sub))
+    return found

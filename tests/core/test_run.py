@@ -9,6 +9,8 @@ on a done env; PostExperiment even when something raises.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -407,3 +409,45 @@ def test_run_experiment(countdown, recording_policy):
     assert hook.steps == [2, 2, 2]
     with pytest.raises(TypeError, match="takes no other arguments"):
         rk.run(exp, countdown())
+
+
+class _Raises(rk.AbstractHook):
+    """Raises at one stage; records PostExperiment."""
+
+    def __init__(self, stage_name: str) -> None:
+        self.stage_name, self.finished = stage_name, False
+
+    def pre_experiment(self, policy, env):
+        if self.stage_name == "pre_experiment":
+            raise RuntimeError("boom at PreExperiment")
+
+    def post_experiment(self, policy, env):
+        self.finished = True
+        if self.stage_name == "post_experiment":
+            raise ValueError("second failure at PostExperiment")
+
+
+def test_an_error_at_pre_experiment_still_announces_post_experiment():
+    hook = _Raises("pre_experiment")
+    with pytest.raises(RuntimeError, match="boom at PreExperiment"):
+        rk.run(
+            rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(5), hook
+        )
+    assert hook.finished
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes need Python 3.11")
+def test_the_original_error_propagates_when_post_experiment_also_raises():
+    def fail(t, policy, env):
+        raise RuntimeError("original")
+
+    closing = _Raises("post_experiment")
+    with pytest.raises(RuntimeError, match="original") as info:
+        rk.run(
+            rk.RandomPolicy(seed=0),
+            rk.GymEnv("CartPole-v1", seed=0),
+            rk.StopAfterNSteps(5),
+            rk.DoEveryNSteps(fail, n=2) + closing,
+        )
+    assert closing.finished
+    assert any("second failure at PostExperiment" in note for note in info.value.__notes__)

@@ -180,11 +180,6 @@ def test_reset_with_an_explicit_seed():
     np.testing.assert_array_equal(a.state, b.state)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gym.py bug: the constructor's seed stays pending after reset(seed=...) and re-seeds "
-    "the next plain reset()",
-)
 def test_an_explicit_seed_replaces_the_constructor_seed():
     env = rk.GymEnv("CartPole-v1", seed=0)
     env.reset(seed=5)
@@ -355,3 +350,28 @@ def test_checkpoint_of_a_toy_environment_resumes_identically(env_id, kwargs):
     resumed.load_state_dict(env_state)
     other_policy.load_state_dict(policy_state)
     assert steps(resumed, other_policy) == expected
+
+
+def test_integer_like_actions_are_accepted_and_bools_refused():
+    env = rk.GymEnv("CliffWalking-v1", seed=0)
+    env.reset()
+    env.act(np.array(1))  # a 0-d integer array, e.g. from torch's argmax
+    env.act(np.int32(0))
+    with pytest.raises(rk.InvalidActionError, match="action True is outside"):
+        env.act(True)
+
+
+def test_actions_outside_the_legal_mask_are_refused_with_the_legal_set():
+    env = rk.GymEnv("rlkit/MaximizationBias-v0", seed=0)
+    env.reset()  # in A only 0 (left) and 1 (right) are legal
+    np.testing.assert_array_equal(np.flatnonzero(env.legal_action_mask), [0, 1])
+    with pytest.raises(
+        rk.InvalidActionError, match=r"action 5 is illegal .* legal actions are \[0, 1\]"
+    ):
+        env.act(5)
+    env.act(0)  # to B: all ten actions are legal
+    assert env.legal_action_mask.all()
+    unchecked = rk.GymEnv("rlkit/MaximizationBias-v0", seed=0, check_actions=False)
+    unchecked.reset()
+    unchecked.act(5)  # the raw environment's own (lenient) rule applies
+    assert unchecked.done
