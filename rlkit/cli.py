@@ -2,13 +2,14 @@
 
 rlkit list
 rlkit run TabularQLearning_CliffWalking --seed 0
-rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # checkpoints in runs/dqn
+rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # logs, checkpoints there
 rlkit resume runs/dqn                                               # continue after a crash
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -50,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
         "--logdir",
         type=Path,
         default=None,
-        help="the run directory itself (default: a new folder under --out)",
+        help="the run directory itself: episodes.csv, config.json, TensorBoard events (when "
+        "tensorboard is installed) and checkpoints go there (default: a new folder under --out)",
     )
     run.add_argument(
         "--checkpoint-every",
@@ -155,11 +157,20 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
     """The hooks of a CLI run: the same chain for ``run`` and ``resume`` (a checkpoint is
     restored into a chain of the same hooks)."""
     from .core.hooks import StepsPerEpisode, TotalRewardPerEpisode
-    from .core.logging import CSVLogger
+    from .core.logging import CSVLogger, TensorBoardLogger
+    from .core.progress import ProgressBar
 
     returns, steps = TotalRewardPerEpisode(), StepsPerEpisode()
-    summary = LearningSummary(returns, steps, quiet=quiet)
-    hook = experiment.hook + returns + steps + CSVLogger(run_dir / "episodes.csv") + summary
+    # On a terminal a progress bar shows the run; elsewhere the summary prints a line every
+    # few seconds. The bar is always in the chain (disabled off-terminal): resume needs the
+    # same hooks.
+    bar_shown = not quiet and sys.stderr.isatty()
+    bar = ProgressBar(experiment.stop_condition, desc=config["experiment"], disable=not bar_shown)
+    summary = LearningSummary(returns, steps, quiet=quiet or bar_shown)
+    hook = experiment.hook + returns + steps + CSVLogger(run_dir / "episodes.csv")
+    if config.get("tensorboard"):
+        hook = hook + TensorBoardLogger(run_dir / "tensorboard")
+    hook = hook + bar + summary
     every = config.get("checkpoint_every")
     if every is not None:
         from .core.checkpoint import CheckpointHook
@@ -191,6 +202,7 @@ def _write_config(run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "kwargs": {},
         "checkpoint_every": args.checkpoint_every,
+        "tensorboard": importlib.util.find_spec("tensorboard") is not None,
         "rlkit": __version__,
         "started": datetime.now().isoformat(timespec="seconds"),
     }

@@ -114,3 +114,44 @@ def test_the_wheel_ships_the_recipes(tmp_path):
     )
     assert listing.stdout.startswith(str(target))  # the installed copy, not the source tree
     assert "TabularQLearning_CliffWalking" in listing.stdout
+
+
+def test_run_on_a_terminal_shows_a_progress_bar(tmp_path):
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    # a terminal of 30 rows and 120 columns (a fresh pty reports 0 x 0)
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlkit.cli", "run", "TD0_RandomWalk1D", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+    )
+    os.close(follower)
+    screen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        screen += chunk
+    out, _ = process.communicate(timeout=120)
+    os.close(leader)
+    assert process.returncode == 0
+    bar = screen.decode(errors="replace")
+    assert "TD0_RandomWalk1D" in bar and "100/100" in bar and "episode/s" in bar
+    assert "results written to" in out
+
+
+def test_logdir_holds_tensorboard_events_and_the_results(tmp_path, capsys):
+    run_dir = tmp_path / "mine"
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(run_dir), "--quiet"]) == 0
+    assert (run_dir / "episodes.csv").exists() and (run_dir / "config.json").exists()
+    assert list((run_dir / "tensorboard").glob("events.out.tfevents.*"))
