@@ -160,14 +160,16 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
     from .core.logging import CSVLogger, TensorBoardLogger
     from .core.progress import ProgressBar
 
-    returns, steps = TotalRewardPerEpisode(), StepsPerEpisode()
+    own = _find_hook(experiment.hook, TotalRewardPerEpisode)
+    returns, steps = own or TotalRewardPerEpisode(), StepsPerEpisode()
     # On a terminal a progress bar shows the run; elsewhere the summary prints a line every
     # few seconds. The bar is always in the chain (disabled off-terminal): resume needs the
     # same hooks.
     bar_shown = not quiet and sys.stderr.isatty()
     bar = ProgressBar(experiment.stop_condition, desc=config["experiment"], disable=not bar_shown)
     summary = LearningSummary(returns, steps, quiet=quiet or bar_shown)
-    hook = experiment.hook + returns + steps + CSVLogger(run_dir / "episodes.csv")
+    hook = experiment.hook + (steps if own else returns + steps)
+    hook = hook + CSVLogger(run_dir / "episodes.csv")
     if config.get("tensorboard"):
         hook = hook + TensorBoardLogger(run_dir / "tensorboard")
     hook = hook + bar + summary
@@ -180,6 +182,11 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
             run_dir / "checkpoints", every_n_steps=every, metadata=metadata
         )
     return hook
+
+
+def _find_hook(hook: Any, kind: type) -> Any:
+    """The first hook of type ``kind`` in a (possibly composed) hook, or None."""
+    return next((h for h in getattr(hook, "hooks", (hook,)) if isinstance(h, kind)), None)
 
 
 def _new_run_dir(parent: Path, name: str, seed: int) -> Path:
