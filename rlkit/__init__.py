@@ -169,6 +169,8 @@ __all__ = sorted(
     [
         "update",
         "run_loop",
+        "statistics",
+        "collect_statistics",
         "noop",
         "forward",
         "DispatchError",

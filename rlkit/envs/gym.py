@@ -26,7 +26,10 @@ class GymEnv(AbstractEnv):
     Terminated and truncated stay apart (``is_terminated`` / ``is_truncated``); after the last step
     of an episode ``state`` is the real final observation. ``seed`` seeds the first ``reset`` only,
     later episodes continue the environment's own generator, as gymnasium recommends. Legal-action
-    masks are taken from ``info["action_mask"]`` when the environment provides one.
+    masks are taken from ``info["action_mask"]`` when the environment provides one, and actions
+    outside the mask are refused. ``env.env`` is the wrapped gymnasium environment (e.g.
+    ``env.env.unwrapped.true_values()`` of the random walk) and ``env.info`` the ``info`` dict of
+    the last reset or step.
 
     Args:
         id_or_env: a registered id such as ``"CliffWalking-v1"`` or a ``gymnasium.Env``.
