@@ -143,6 +143,8 @@ _LAZY: dict[str, str] = {
     "TabularQApproximator": "rlkit.approximators.tabular",
     "NeuralNetworkApproximator": "rlkit.approximators.neural",
     "TargetNetwork": "rlkit.approximators.neural",
+    "q_network": "rlkit.approximators.neural",
+    "DuelingHead": "rlkit.approximators.neural",
     # learners
     "AbstractLearner": "rlkit.learners.base",
     "TDLearner": "rlkit.learners.td",
