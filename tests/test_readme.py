@@ -1,0 +1,19 @@
+"""The README's example of a user-defined learner runs and learns."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_the_user_defined_learner_example_runs_and_learns(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "@rk.update.dispatch" in b]
+    namespace: dict = {}
+    exec(compile(example, str(README), "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "update(MyQLearner, VectorSARTTrajectory, GymEnv, PostActStage)" in out  # rk.explain
+    late_mean = float(out.strip().splitlines()[-1])
+    assert -60 < late_mean < -40  # Q-learning's online return on the cliff (S&B: about -50)
