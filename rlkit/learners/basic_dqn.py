@@ -1,4 +1,8 @@
-"""``BasicDQNLearner``: deep Q-learning from replay without a target network."""
+"""``BasicDQNLearner``: deep Q-learning from replay without a target network.
+
+Its stage methods are those of every DQN-family learner, in ``dqn_common.py``: PreExperiment
+checks the network against the environment, PostAct calls ``learner.learn(trajectory)``.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,6 @@ from typing import Any
 import torch
 
 from ..approximators.neural import NeuralNetworkApproximator
-from ..core.dispatch import update
-from ..core.stages import PostActStage, PreExperimentStage
-from ..envs.base import AbstractEnv
-from ..trajectories.circular import CircularArraySARTTrajectory
 from .dqn_common import TensorBatch, ValueBasedLearner, loss_function, n_step_target
 
 __all__ = ["BasicDQNLearner"]
@@ -80,27 +80,3 @@ class BasicDQNLearner(ValueBasedLearner):
             y = n_step_target(batch.reward, batch.terminal, batch.discount, next_value)
         self._last_q, self._last_target = q.detach(), y.detach()
         return self._loss_fn(q, y)
-
-
-# ---- PreExperiment: the network must fit the environment ----
-@update.dispatch
-def _(
-    learner: BasicDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PreExperimentStage,
-    /,
-):
-    learner.check(env)
-
-
-# ---- PostAct: the gradient steps the replay controller asks for ----
-@update.dispatch
-def _(
-    learner: BasicDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)

@@ -1,5 +1,9 @@
 """``DQNLearner``: deep Q-learning with a target network, double DQN, n-step returns, Huber or MSE
-loss and (through the network) an optional dueling head."""
+loss and (through the network) an optional dueling head.
+
+Its stage methods are those of every DQN-family learner, in ``dqn_common.py``: PreExperiment
+checks the network against the environment, PostAct calls ``learner.learn(trajectory)``.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,6 @@ from typing import Any
 import torch
 
 from ..approximators.neural import NeuralNetworkApproximator, TargetNetwork
-from ..core.dispatch import update
-from ..core.stages import PostActStage, PreExperimentStage
-from ..envs.base import AbstractEnv
-from ..trajectories.circular import CircularArraySARTTrajectory
 from .dqn_common import TensorBatch, ValueBasedLearner, loss_function, n_step_target
 
 __all__ = ["DQNLearner"]
@@ -113,27 +113,3 @@ class DQNLearner(ValueBasedLearner):
     def _loss(self, batch: TensorBatch) -> torch.Tensor:
         q, y = self._current_and_target(batch)
         return self._loss_fn(q, y)
-
-
-# ---- PreExperiment: the network must fit the environment ----
-@update.dispatch
-def _(
-    learner: DQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PreExperimentStage,
-    /,
-):
-    learner.check(env)
-
-
-# ---- PostAct: the gradient steps the replay controller asks for, then the target update ----
-@update.dispatch
-def _(
-    learner: DQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)

@@ -23,8 +23,10 @@ import torch
 import torch.nn.functional as F
 
 from ..approximators.neural import NeuralNetworkApproximator, TargetNetwork, clone_tensors
-from ..core.dispatch import statistics
+from ..core.dispatch import statistics, update
+from ..core.stages import PostActStage, PreExperimentStage
 from ..envs.base import AbstractEnv
+from ..trajectories.circular import CircularArraySARTTrajectory
 from .base import AbstractLearner
 
 __all__ = [
@@ -421,3 +423,28 @@ def _load_state(obj: Any, state: Any, owner: str, part: str) -> None:
 @statistics.dispatch
 def _(learner: ValueBasedLearner, /):
     return learner.statistics()
+
+
+# ---- PreExperiment: the network must fit the environment (all DQN-family learners) ----
+@update.dispatch
+def _(
+    learner: ValueBasedLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PreExperimentStage,
+    /,
+):
+    learner.check(env)
+
+
+# ---- PostAct: the gradient steps the replay controller asks for (each learner's ``learn``:
+# sample, loss, optimise, target update) ----
+@update.dispatch
+def _(
+    learner: ValueBasedLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PostActStage,
+    /,
+):
+    learner.learn(trajectory)

@@ -1,4 +1,8 @@
-"""``QRDQNLearner``: distributional DQN by quantile regression (Dabney et al. 2018)."""
+"""``QRDQNLearner``: distributional DQN by quantile regression (Dabney et al. 2018).
+
+Its stage methods are those of every DQN-family learner, in ``dqn_common.py``: PreExperiment
+checks the network against the environment, PostAct calls ``learner.learn(trajectory)``.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,6 @@ from typing import Any
 import torch
 
 from ..approximators.neural import NeuralNetworkApproximator, TargetNetwork
-from ..core.dispatch import update
-from ..core.stages import PostActStage, PreExperimentStage
-from ..envs.base import AbstractEnv
-from ..trajectories.circular import CircularArraySARTTrajectory
 from .dqn_common import TensorBatch, ValueBasedLearner, n_step_target
 
 __all__ = ["QRDQNLearner", "quantile_huber_loss"]
@@ -133,27 +133,3 @@ def quantile_huber_loss(
     huber = torch.where(abs_delta <= kappa, 0.5 * delta.pow(2), kappa * (abs_delta - 0.5 * kappa))
     weight = (fractions.view(1, -1, 1) - (delta.detach() < 0).float()).abs()
     return (weight * huber).sum(dim=1).mean()
-
-
-# ---- PreExperiment: the network must fit the environment ----
-@update.dispatch
-def _(
-    learner: QRDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PreExperimentStage,
-    /,
-):
-    learner.check(env)
-
-
-# ---- PostAct: the gradient steps the replay controller asks for, then the target update ----
-@update.dispatch
-def _(
-    learner: QRDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)

@@ -197,7 +197,8 @@ def test_target_network_is_synced_every_n_environment_steps():
 def test_explain_shows_the_learners_stage_methods():
     agent, env, _ = cartpole_learner()
     plan = rk.build_plan(agent, env).describe()
-    assert "DQNLearner" in plan and "learners/dqn.py" in plan
+    assert "update(DQNLearner, CircularArraySARTTrajectory, GymEnv, PostActStage)" in plan
+    assert "learners/dqn_common.py" in plan  # the stage methods shared by the DQN family
 
 
 def test_mse_loss_and_dueling_head_learn_too():
