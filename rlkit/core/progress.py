@@ -9,6 +9,8 @@ import time
 from collections import deque
 from typing import Any
 
+from tqdm import tqdm
+
 from .hooks import AbstractHook
 
 __all__ = ["ProgressBar"]
@@ -37,8 +39,6 @@ class ProgressBar(AbstractHook):
             standard error is a terminal, or in a notebook.
         file: where a text bar is written (default standard error).
 
-    Needs the ``tqdm`` package: ``pip install "rlkit[progress]"``.
-
     Example:
         >>> import rlkit as rk, io
         >>> stop, out = rk.StopAfterNSteps(500), io.StringIO()
@@ -57,7 +57,7 @@ class ProgressBar(AbstractHook):
         disable: bool | None = None,
         file: Any = None,
     ) -> None:
-        self._tqdm_std = _tqdm_std()
+        self._tqdm_std = tqdm
         if isinstance(mean_window, bool) or not isinstance(mean_window, int) or mean_window < 1:
             raise ValueError(
                 f"ProgressBar: mean_window must be a positive integer, got {mean_window!r}"
@@ -228,16 +228,6 @@ class ProgressBar(AbstractHook):
         self.episodes = int(state["episodes"])
         self.episode_return = float(state["episode_return"])
         self.returns = deque((float(r) for r in state["returns"]), maxlen=self.mean_window)
-
-
-def _tqdm_std() -> type:
-    try:
-        from tqdm import tqdm
-    except ImportError as e:  # tqdm is an optional extra
-        raise ImportError(
-            'ProgressBar needs the tqdm package: pip install "rlkit[progress]"'
-        ) from e
-    return tqdm
 
 
 def _is_tty(stream: Any) -> bool:

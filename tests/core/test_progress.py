@@ -158,9 +158,3 @@ def test_state_dict_round_trip():
 def test_bad_arguments_are_rejected(kwargs, error, match):
     with pytest.raises(error, match=match):
         ProgressBar(**kwargs)
-
-
-def test_tqdm_missing_gives_a_clear_import_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "tqdm", None)
-    with pytest.raises(ImportError, match=r'pip install "rlkit\[progress\]"'):
-        ProgressBar()
