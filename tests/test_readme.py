@@ -17,3 +17,18 @@ def test_the_user_defined_learner_example_runs_and_learns(capsys):
     assert "update(MyQLearner, VectorSARTTrajectory, GymEnv, PostActStage)" in out  # rk.explain
     late_mean = float(out.strip().splitlines()[-1])
     assert -60 < late_mean < -40  # Q-learning's online return on the cliff (S&B: about -50)
+
+
+def test_the_hooks_example_writes_logs_and_a_checkpoint(tmp_path, monkeypatch):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "rk.CheckpointHook" in b]
+    short = example.replace("seed=0)", "seed=0, total_steps=1_500)")  # the recipe, shortened
+    assert short != example
+    monkeypatch.chdir(tmp_path)
+    exec(compile(short, str(README), "exec"), {})
+    run_dir = tmp_path / "runs" / "dqn"
+    assert len((run_dir / "episodes.csv").read_text().splitlines()) > 10  # header + episodes
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    assert [p.name for p in (run_dir / "checkpoints").iterdir()] == [
+        "checkpoint-000000001500.safetensors"
+    ]
