@@ -10,27 +10,13 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from learner_helpers import EpisodeReturns, Scripted, walk
 
 import rlkit as rk
 from rlkit.learners.monte_carlo import MonteCarloLearner
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-class EpisodeReturns(rk.AbstractHook):
-    """The sum of the rewards of every finished episode."""
-
-    def __init__(self) -> None:
-        self.returns: list[float] = []
-        self._total = 0.0
-
-    def post_act(self, policy, env) -> None:
-        self._total += env.reward
-
-    def post_episode(self, policy, env) -> None:
-        self.returns.append(self._total)
-        self._total = 0.0
 
 
 class AfterEpisode(rk.AbstractHook):
@@ -41,25 +27,6 @@ class AfterEpisode(rk.AbstractHook):
 
     def post_episode(self, policy, env) -> None:
         self.record()
-
-
-class Scripted(rk.AbstractPolicy):
-    """Plays a fixed list of actions."""
-
-    def __init__(self, actions) -> None:
-        self.actions = list(actions)
-        self.i = 0
-
-    def act(self, env):
-        action = self.actions[self.i]
-        self.i += 1
-        return action
-
-
-def walk(n_states: int = 5, rewards=(0.0, 1.0), seed: int = 0, **kwargs) -> rk.GymEnv:
-    return rk.GymEnv(
-        "rlkit/RandomWalk1D-v0", seed=seed, n_states=n_states, rewards=rewards, **kwargs
-    )
 
 
 TRUE_5 = gym.make("rlkit/RandomWalk1D-v0").unwrapped.true_values()[1:-1]  # 1/6 .. 5/6

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from learner_helpers import EpisodeReturns, Scripted, walk
 
 import rlkit as rk
 from rlkit.envs.toy.maximization_bias import LEFT
@@ -24,21 +25,6 @@ from rlkit.learners.td import (
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-class EpisodeReturns(rk.AbstractHook):
-    """The sum of the rewards of every finished episode."""
-
-    def __init__(self) -> None:
-        self.returns: list[float] = []
-        self._total = 0.0
-
-    def post_act(self, policy, env) -> None:
-        self._total += env.reward
-
-    def post_episode(self, policy, env) -> None:
-        self.returns.append(self._total)
-        self._total = 0.0
 
 
 class AfterEpisode(rk.AbstractHook):
@@ -60,19 +46,6 @@ class Snapshots(rk.AbstractHook):
 
     def post_act(self, policy, env) -> None:
         self.after_step.append(self.table.copy())
-
-
-class Scripted(rk.AbstractPolicy):
-    """Plays a fixed list of actions."""
-
-    def __init__(self, actions) -> None:
-        self.actions = list(actions)
-        self.i = 0
-
-    def act(self, env):
-        action = self.actions[self.i]
-        self.i += 1
-        return action
 
 
 class OneStepEnv(gym.Env):
@@ -137,12 +110,6 @@ def chain_optimal_q(gamma: float) -> np.ndarray:
             return new
         q = new
     raise AssertionError("value iteration did not converge")
-
-
-def walk(n_states: int = 5, rewards=(0.0, 1.0), seed: int = 0, **kwargs) -> rk.GymEnv:
-    return rk.GymEnv(
-        "rlkit/RandomWalk1D-v0", seed=seed, n_states=n_states, rewards=rewards, **kwargs
-    )
 
 
 def true_walk_values(n_states: int, rewards) -> np.ndarray:

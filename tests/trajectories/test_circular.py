@@ -25,24 +25,6 @@ def filled(capacity: int, count: int, **kwargs) -> CircularArraySARTTrajectory:
     return t
 
 
-class Recorder(rk.AbstractHook):
-    """What the env shows at PreAct and PostAct, recorded independently of the trajectory."""
-
-    def __init__(self):
-        self.state, self.action, self.reward = [], [], []
-        self.terminal, self.truncated, self.next_state = [], [], []
-
-    def pre_act(self, policy, env, action):
-        self.state.append(np.array(env.state))
-        self.action.append(action)
-
-    def post_act(self, policy, env):
-        self.reward.append(env.reward)
-        self.terminal.append(env.is_terminated)
-        self.truncated.append(env.is_truncated)
-        self.next_state.append(np.array(env.state))
-
-
 # ---- construction ----
 def test_layout_from_spaces():
     t = CircularArraySARTTrajectory(10, BOX, DISCRETE)
@@ -159,11 +141,11 @@ def test_clear():
 
 
 # ---- recording in a run ----
-def test_recording_a_cartpole_run():
+def test_recording_a_cartpole_run(recorder):
     env = rk.GymEnv("CartPole-v1", seed=0, max_episode_steps=30)  # both terminations and cuts
     t = CircularArraySARTTrajectory(1000, env.state_space, env.action_space)
     arrays = [getattr(t, name) for name in t.traces]
-    record = Recorder()
+    record = recorder()
     rk.run(rk.Agent(rk.RandomPolicy(seed=0), t), env, rk.StopAfterNSteps(400), record)
     assert len(t) == 400 and t.head == 400 and t.n_inserted == 400
     assert all(
@@ -188,10 +170,10 @@ def test_recording_a_cartpole_run():
     assert (np.abs(t.next_state[final][:, [0, 2]]) > [2.4, 0.2094]).any(axis=1).all()
 
 
-def test_recording_wraps_around_in_a_run():
+def test_recording_wraps_around_in_a_run(recorder):
     env = rk.GymEnv("CartPole-v1", seed=1)
     t = CircularArraySARTTrajectory(50, env.state_space, env.action_space)
-    record = Recorder()
+    record = recorder()
     rk.run(rk.Agent(rk.RandomPolicy(seed=1), t), env, rk.StopAfterNSteps(333), record)
     assert len(t) == 50 and t.head == 333 % 50 and t.n_inserted == 333
     ordered = t.ordered_indices()
@@ -202,22 +184,10 @@ def test_recording_wraps_around_in_a_run():
     np.testing.assert_array_equal(t.action[ordered], record.action[-50:])
 
 
-class FailsOnce(rk.RandomPolicy):
-    """A random policy whose ``at``-th action is outside the action space (env.act raises)."""
-
-    def __init__(self, seed, at):
-        super().__init__(seed)
-        self.calls, self.at = 0, at
-
-    def act(self, env):
-        self.calls += 1
-        return 7 if self.calls == self.at else super().act(env)
-
-
-def test_a_step_that_raises_in_env_act_is_not_recorded():
+def test_a_step_that_raises_in_env_act_is_not_recorded(fails_once):
     env = rk.GymEnv("CartPole-v1", seed=0)
     t = CircularArraySARTTrajectory(3, env.state_space, env.action_space)
-    agent = rk.Agent(FailsOnce(seed=0, at=5), t)
+    agent = rk.Agent(fails_once(seed=0, at=5), t)
     with pytest.raises(rk.InvalidActionError):
         rk.run(agent, env, rk.StopAfterNSteps(10))
     assert len(t) == 2 and t.pending and t.n_inserted == 4  # the failed step is not counted

@@ -5,36 +5,6 @@ import rlkit as rk
 from rlkit.trajectories.episodic import VectorSARTTrajectory
 
 
-class Recorder(rk.AbstractHook):
-    """What the env shows at PreAct and PostAct, recorded independently of the trajectory."""
-
-    def __init__(self):
-        self.state, self.action, self.reward = [], [], []
-        self.terminal, self.truncated, self.next_state = [], [], []
-
-    def pre_act(self, policy, env, action):
-        self.state.append(np.array(env.state))
-        self.action.append(action)
-
-    def post_act(self, policy, env):
-        self.reward.append(env.reward)
-        self.terminal.append(env.is_terminated)
-        self.truncated.append(env.is_truncated)
-        self.next_state.append(np.array(env.state))
-
-
-class FailsOnce(rk.RandomPolicy):
-    """A random policy whose ``at``-th action is outside the action space (env.act raises)."""
-
-    def __init__(self, seed, at):
-        super().__init__(seed)
-        self.calls, self.at = 0, at
-
-    def act(self, env):
-        self.calls += 1
-        return 7 if self.calls == self.at else super().act(env)
-
-
 @pytest.mark.parametrize("max_episodes", [0, -1, 1.5, True, "2"])
 def test_bad_max_episodes(max_episodes):
     with pytest.raises(
@@ -49,10 +19,10 @@ def test_empty():
     assert all(getattr(t, name) == [] for name in t.traces)
 
 
-def test_recording_one_cartpole_episode():
+def test_recording_one_cartpole_episode(recorder):
     env = rk.GymEnv("CartPole-v1", seed=0)
     t = VectorSARTTrajectory()
-    record = Recorder()
+    record = recorder()
     rk.run(rk.Agent(rk.RandomPolicy(seed=0), t), env, rk.StopAfterNEpisodes(1), record)
     n = len(record.reward)
     assert len(t) == n and all(len(getattr(t, name)) == n for name in t.traces)
@@ -68,20 +38,20 @@ def test_recording_one_cartpole_episode():
     assert abs(x) > 2.4 or abs(theta) > 0.2094  # the real final observation, not a reset one
 
 
-def test_truncated_episode_ends_with_the_real_final_observation():
+def test_truncated_episode_ends_with_the_real_final_observation(recorder):
     env = rk.GymEnv("CartPole-v1", seed=3, max_episode_steps=5)
     t = VectorSARTTrajectory()
-    record = Recorder()
+    record = recorder()
     rk.run(rk.Agent(rk.RandomPolicy(seed=0), t), env, rk.StopAfterNEpisodes(1), record)
     assert len(t) == 5 and t.truncated == [False] * 4 + [True] and not any(t.terminal)
     np.testing.assert_array_equal(t.next_state[-1], record.next_state[-1])
     np.testing.assert_array_equal(t.next_state[-1], env.state)
 
 
-def test_only_the_last_max_episodes_are_kept():
+def test_only_the_last_max_episodes_are_kept(recorder):
     env = rk.GymEnv("CartPole-v1", seed=1, max_episode_steps=10)  # every episode: <= 10 steps
     t = VectorSARTTrajectory(max_episodes=2)
-    record = Recorder()
+    record = recorder()
     rk.run(rk.Agent(rk.RandomPolicy(seed=1), t), env, rk.StopAfterNEpisodes(4), record)
     ends = np.flatnonzero(np.array(record.terminal) | np.array(record.truncated))
     assert len(ends) == 4
@@ -149,10 +119,10 @@ def test_state_dict_round_trip():
     assert len(saved["reward"]) == 30 and len(restored) == 30
 
 
-def test_an_exception_between_pre_act_and_post_act_leaves_the_traces_aligned():
+def test_an_exception_between_pre_act_and_post_act_leaves_the_traces_aligned(fails_once):
     env = rk.GymEnv("CartPole-v1", seed=0)
     t = VectorSARTTrajectory()
-    agent = rk.Agent(FailsOnce(seed=0, at=3), t)
+    agent = rk.Agent(fails_once(seed=0, at=3), t)
     with pytest.raises(rk.InvalidActionError):
         rk.run(agent, env, rk.StopAfterNSteps(10))
     rk.run(agent, env, rk.StopAfterNSteps(3))  # continues the same episode

@@ -5,24 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from ..base import InvalidActionError
-from ._common import (
-    check_render_mode,
-    is_int,
-    positive_int,
-    rng_state,
-    set_rng_state,
-    warn_no_render_mode,
-)
+from ._common import ToyEnv, check_render_mode, is_int, positive_int, rng_state, set_rng_state
 
 __all__ = ["MultiArmBanditsEnv"]
 
 
-class MultiArmBanditsEnv(gym.Env):
+class MultiArmBanditsEnv(ToyEnv):
     """A k-armed bandit: every episode is a single pull of one arm.
 
     Sutton & Barto (2018), Section 2.3 (the 10-armed testbed) and Exercise 2.5 (non-stationary).
@@ -55,8 +47,6 @@ class MultiArmBanditsEnv(gym.Env):
         (True, True)
         >>> obs, info = env.reset()                  # next pull of the same run
     """
-
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
@@ -118,10 +108,7 @@ class MultiArmBanditsEnv(gym.Env):
         self.last_action, self.last_reward = int(action), reward
         return 0, reward, True, False, {"optimal_action": optimal}
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            warn_no_render_mode(self)
-            return None
+    def _render_ansi(self) -> str:
         if self.q_star is None:
             return "q*: (not drawn yet: reset first)\n"
         values = " ".join(f"{q:+.2f}" for q in self.q_star)

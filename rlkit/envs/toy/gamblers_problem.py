@@ -5,26 +5,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from ..base import InvalidActionError
-from ._common import (
-    check_render_mode,
-    is_int,
-    positive_int,
-    rng_state,
-    set_rng_state,
-    warn_no_render_mode,
-)
+from ._common import Model, ModelEnv, check_render_mode, is_int, positive_int
 
 __all__ = ["GamblersProblemEnv"]
 
-Model = dict[int, dict[int, list[tuple[float, int, float, bool]]]]
 
-
-class GamblersProblemEnv(gym.Env):
+class GamblersProblemEnv(ModelEnv):
     """Bet on coin flips until the capital reaches ``goal`` (reward +1) or 0.
 
     Sutton & Barto (2018), Example 4.3. The state (observation) is the capital
@@ -68,7 +58,7 @@ class GamblersProblemEnv(gym.Env):
         [(0.4, 40, 0.0, False), (0.6, 20, 0.0, False)]
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    _state_name = "capital"
 
     def __init__(
         self,
@@ -136,22 +126,23 @@ class GamblersProblemEnv(gym.Env):
             )
         return self._masks[state].copy()
 
-    # ---- gymnasium API ----
+    # ---- gymnasium API (reset, step: ModelEnv) ----
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
-        super().reset(seed=seed)
+    def _start_state(self, options: dict[str, Any] | None) -> int:
         if options and "capital" in options:
-            self.s = self._checked_capital('options["capital"]', options["capital"])
-        elif self.start_capital is not None:
-            self.s = self.start_capital
-        else:
-            self.s = int(self.np_random.integers(1, self.goal))
-        self.last_action = None
-        return self.s, {"action_mask": self._masks[self.s].copy()}
+            return self._checked_capital('options["capital"]', options["capital"])
+        if self.start_capital is not None:
+            return self.start_capital
+        return int(self.np_random.integers(1, self.goal))
 
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
+    def _info(self, s: int) -> dict[str, Any]:
+        return {"action_mask": self._masks[s].copy()}
+
+    def _transitions(self, action: Any) -> list[tuple[float, int, float, bool]]:
+        """``P[s][action]``, an illegal stake clipped to the legal ones (or raising if strict).
+
+        The win comes first, so ModelEnv's draw wins with probability ``p_heads``.
+        """
         if not is_int(action) or not 0 <= action < self.n_actions:
             raise InvalidActionError(
                 f"GamblersProblemEnv: stake {action!r} is outside the action space "
@@ -164,14 +155,7 @@ class GamblersProblemEnv(gym.Env):
                 raise InvalidActionError(self._illegal(s, action))
             stake = 0 if s in self.terminal_states else min(max(int(action), 1), self._max_stake[s])
             transitions = self.P[s][int(stake)]
-        if len(transitions) == 1:
-            _, nxt, reward, terminated = transitions[0]
-        else:
-            heads = self.np_random.random() < self.p_heads
-            _, nxt, reward, terminated = transitions[0 if heads else 1]
-        self.s = nxt
-        self.last_action = int(action)
-        return nxt, reward, terminated, False, {"action_mask": self._masks[nxt].copy()}
+        return transitions
 
     def _illegal(self, s: int, action: Any) -> str:
         if s in self.terminal_states:
@@ -183,25 +167,6 @@ class GamblersProblemEnv(gym.Env):
             f"expected {legal} (see info['action_mask'])"
         )
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            warn_no_render_mode(self)
-            return None
+    def _render_ansi(self) -> str:
         last = "" if self.last_action is None else f"  (staked {self.last_action})"
         return f"capital {self.s}/{self.goal}{last}\n"
-
-    # ---- checkpoint protocol ----
-
-    def state_dict(self) -> dict[str, Any]:
-        """The capital, the last stake and the generator state."""
-        return {"s": self.s, "last_action": self.last_action, "rng": rng_state(self)}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        s = int(state["s"])
-        if not 0 <= s <= self.goal:
-            raise ValueError(
-                f"GamblersProblemEnv.load_state_dict: capital {s} is outside 0..{self.goal}"
-            )
-        self.s = s
-        self.last_action = state["last_action"]
-        set_rng_state(self, state["rng"])

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..base import InvalidActionError
-from ._common import (
-    check_render_mode,
-    is_int,
-    rng_state,
-    set_rng_state,
-    warn_no_render_mode,
-)
+from ._common import Model, ModelEnv, check_render_mode, is_int
 
 __all__ = ["GridWorldEnv", "FIGURE_3_2", "FIGURE_3_5"]
 
@@ -55,10 +47,8 @@ FIGURE_3_5 = _table(
     ]
 )
 
-Model = dict[int, dict[int, list[tuple[float, int, float, bool]]]]
 
-
-class GridWorldEnv(gym.Env):
+class GridWorldEnv(ModelEnv):
     """A continuing 5x5 gridworld with two special states A and B.
 
     Sutton & Barto (2018), Example 3.5 (Figure 3.2) and Example 3.8 (Figure 3.5). Actions:
@@ -91,7 +81,7 @@ class GridWorldEnv(gym.Env):
         [(1.0, 0, -1.0, False)]
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    _tracks_reward = True
 
     def __init__(self, start: int | None = None, render_mode: str | None = None) -> None:
         self.render_mode = check_render_mode(self, render_mode)
@@ -141,32 +131,14 @@ class GridWorldEnv(gym.Env):
                 P[s][a] = [(1.0, self.to_state(*nxt), reward, False)]
         return P
 
-    # ---- gymnasium API ----
+    # ---- gymnasium API (reset, step: ModelEnv) ----
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
-        super().reset(seed=seed)
+    def _start_state(self, options: dict[str, Any] | None) -> int:
         if options and "state" in options:
-            self.s = self._checked_state('options["state"]', options["state"])
-        elif self.start is not None:
-            self.s = self.start
-        else:
-            self.s = int(self.np_random.integers(self.n_states))
-        self.last_action = None
-        self.last_reward = 0.0
-        return self.s, {}
-
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        if not is_int(action):
-            raise InvalidActionError(self._bad_action(action))
-        try:
-            _, s, reward, terminated = self.P[self.s][action][0]
-        except KeyError:
-            raise InvalidActionError(self._bad_action(action)) from None
-        self.s = s
-        self.last_action, self.last_reward = int(action), reward
-        return s, reward, terminated, False, {}
+            return self._checked_state('options["state"]', options["state"])
+        if self.start is not None:
+            return self.start
+        return int(self.np_random.integers(self.n_states))
 
     def _bad_action(self, action: Any) -> str:
         return (
@@ -174,10 +146,7 @@ class GridWorldEnv(gym.Env):
             "expected 0 (north), 1 (south), 2 (east) or 3 (west)"
         )
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            warn_no_render_mode(self)
-            return None
+    def _render_ansi(self) -> str:
         agent = self.to_cell(self.s)
         marks = {A_POS: "A", A_PRIME: "a", B_POS: "B", B_PRIME: "b"}
         lines = [
@@ -190,19 +159,7 @@ class GridWorldEnv(gym.Env):
             lines.append(f"({ACTION_NAMES[self.last_action]}, reward {self.last_reward:+.0f})")
         return "\n".join(lines) + "\n"
 
-    # ---- checkpoint protocol ----
+    # ---- checkpoint protocol (state_dict, load_state_dict: ModelEnv) ----
 
-    def state_dict(self) -> dict[str, Any]:
-        """The position, the last step and the generator state."""
-        return {
-            "s": self.s,
-            "last_action": self.last_action,
-            "last_reward": self.last_reward,
-            "rng": rng_state(self),
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.s = self._checked_state("load_state_dict: state", int(state["s"]))
-        self.last_action = state["last_action"]
-        self.last_reward = float(state["last_reward"])
-        set_rng_state(self, state["rng"])
+    def _loaded_state(self, s: int) -> int:
+        return self._checked_state("load_state_dict: state", s)

@@ -5,29 +5,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from ..base import InvalidActionError
-from ._common import (
-    check_render_mode,
-    is_int,
-    positive_int,
-    rng_state,
-    set_rng_state,
-    warn_no_render_mode,
-)
+from ._common import Model, ModelEnv, check_render_mode, is_int, positive_int
 
 __all__ = ["MaximizationBiasEnv"]
 
 A, B, TERMINAL = 0, 1, 2
 LEFT, RIGHT = 0, 1
 
-Model = dict[int, dict[int, list[tuple[float, int, float, bool]]]]
 
-
-class MaximizationBiasEnv(gym.Env):
+class MaximizationBiasEnv(ModelEnv):
     """Two states A and B where Q-learning overestimates the value of going left.
 
     Sutton & Barto (2018), Example 6.7 and Figure 6.5. Episodes start in A (state 0). In A two
@@ -70,7 +60,7 @@ class MaximizationBiasEnv(gym.Env):
         (2, True)
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    _tracks_reward = True
 
     def __init__(
         self,
@@ -117,67 +107,42 @@ class MaximizationBiasEnv(gym.Env):
             )
         return self._masks[state].copy()
 
-    # ---- gymnasium API ----
+    # ---- gymnasium API (reset, step: ModelEnv) ----
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.s = A
-        self.last_action = None
-        self.last_reward = 0.0
-        return A, {"action_mask": self._masks[A].copy()}
+    def _info(self, s: int) -> dict[str, Any]:
+        return {"action_mask": self._masks[s].copy()}
 
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
+    def _outcome(self, action: Any) -> tuple[int, float, bool]:
         if not is_int(action) or not 0 <= action < self.n_actions:
             raise InvalidActionError(
                 f"MaximizationBiasEnv: action {action!r} is outside the action space "
                 f"{self.action_space}; expected an integer in [0, {self.n_actions})"
             )
         s = self.s
-        if s == A:
-            if action > RIGHT and self.strict:
+        if s == B:  # the random reward; P[B] holds its mean
+            return TERMINAL, float(self.np_random.normal(self.mean, self.std)), True
+        if s == A and action > RIGHT:
+            if self.strict:
                 raise InvalidActionError(
                     f"MaximizationBiasEnv: action {action!r} is illegal in state A; "
                     "expected 0 (left) or 1 (right) (see info['action_mask'])"
                 )
-            nxt, reward = (B, 0.0) if action == LEFT else (TERMINAL, 0.0)
-        elif s == B:
-            nxt, reward = TERMINAL, float(self.np_random.normal(self.mean, self.std))
-        else:
-            nxt, reward = TERMINAL, 0.0
-        self.s = nxt
-        self.last_action, self.last_reward = int(action), reward
-        return nxt, reward, nxt == TERMINAL, False, {"action_mask": self._masks[nxt].copy()}
+            action = RIGHT
+        _, nxt, reward, terminated = self.P[s][action][0]
+        return nxt, reward, terminated
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            warn_no_render_mode(self)
-            return None
+    def _render_ansi(self) -> str:
         line = f"T <- B <- A -> T   in {'ABT'[self.s]}"
         if self.last_action is not None:
             line += f"  (action {self.last_action}, reward {self.last_reward:+.3f})"
         return line + "\n"
 
-    # ---- checkpoint protocol ----
+    # ---- checkpoint protocol (state_dict, load_state_dict: ModelEnv) ----
 
-    def state_dict(self) -> dict[str, Any]:
-        """The current state, the last step and the generator state."""
-        return {
-            "s": self.s,
-            "last_action": self.last_action,
-            "last_reward": self.last_reward,
-            "rng": rng_state(self),
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        s = int(state["s"])
+    def _loaded_state(self, s: int) -> int:
         if s not in (A, B, TERMINAL):
             raise ValueError(f"MaximizationBiasEnv.load_state_dict: state {s} is not 0, 1 or 2")
-        self.s = s
-        self.last_action = state["last_action"]
-        self.last_reward = float(state["last_reward"])
-        set_rng_state(self, state["rng"])
+        return s
 
 
 def _finite(name: str, value: Any) -> float:

@@ -5,26 +5,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..base import InvalidActionError
-from ._common import (
-    check_render_mode,
-    is_int,
-    positive_int,
-    rng_state,
-    set_rng_state,
-    warn_no_render_mode,
-)
+from ._common import Model, ModelEnv, check_render_mode, positive_int
 
 __all__ = ["RandomWalk1DEnv"]
 
 LEFT, RIGHT = 0, 1
 
 
-class RandomWalk1DEnv(gym.Env):
+class RandomWalk1DEnv(ModelEnv):
     """A walk on a line of ``n_states`` non-terminal states between two terminal ends.
 
     Sutton & Barto (2018), Example 6.2 (``n_states=5``, rewards 0 and +1) and Example 7.1
@@ -56,8 +47,6 @@ class RandomWalk1DEnv(gym.Env):
         >>> walk19 = gym.make("rlkit/RandomWalk1D-v0", n_states=19, rewards=(-1.0, 1.0))
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
-
     def __init__(
         self,
         n_states: int = 5,
@@ -86,9 +75,9 @@ class RandomWalk1DEnv(gym.Env):
         self.s = self.start_state
         self.last_action: int | None = None
 
-    def _build_model(self) -> dict[int, dict[int, list[tuple[float, int, float, bool]]]]:
+    def _build_model(self) -> Model:
         last = self.n_states + 1
-        P: dict[int, dict[int, list[tuple[float, int, float, bool]]]] = {}
+        P: Model = {}
         for s in range(last + 1):
             if s in (0, last):
                 P[s] = {a: [(1.0, s, 0.0, True)] for a in (LEFT, RIGHT)}
@@ -99,26 +88,7 @@ class RandomWalk1DEnv(gym.Env):
                 P[s][a] = [(1.0, nxt, reward, nxt in (0, last))]
         return P
 
-    # ---- gymnasium API ----
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.s = self.start_state
-        self.last_action = None
-        return self.s, {}
-
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        if not is_int(action):
-            raise InvalidActionError(self._bad_action(action))
-        try:
-            _, s, reward, terminated = self.P[self.s][action][0]
-        except KeyError:
-            raise InvalidActionError(self._bad_action(action)) from None
-        self.s = s
-        self.last_action = int(action)
-        return s, reward, terminated, False, {}
+    # ---- gymnasium API (reset, step: ModelEnv) ----
 
     def _bad_action(self, action: Any) -> str:
         return (
@@ -126,10 +96,7 @@ class RandomWalk1DEnv(gym.Env):
             "expected 0 (left) or 1 (right)"
         )
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            warn_no_render_mode(self)
-            return None
+    def _render_ansi(self) -> str:
         cells = ["x" if i == self.s else "." for i in range(1, self.n_states + 1)]
         left = "X" if self.s == 0 else "|"
         right = "X" if self.s == self.n_states + 1 else "|"
@@ -160,19 +127,3 @@ class RandomWalk1DEnv(gym.Env):
         values = np.zeros(n)
         values[inner] = np.linalg.solve(np.eye(n - 2) - gamma * p_pi[inner, inner], r_pi[inner])
         return values
-
-    # ---- checkpoint protocol ----
-
-    def state_dict(self) -> dict[str, Any]:
-        """The position and the generator state (a run resumed from it continues identically)."""
-        return {"s": self.s, "last_action": self.last_action, "rng": rng_state(self)}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        s = int(state["s"])
-        if not 0 <= s < self.observation_space.n:
-            raise ValueError(
-                f"RandomWalk1DEnv.load_state_dict: state {s} is outside 0..{self.n_states + 1}"
-            )
-        self.s = s
-        self.last_action = state["last_action"]
-        set_rng_state(self, state["rng"])

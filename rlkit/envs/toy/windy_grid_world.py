@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 from gymnasium import spaces
 
-from ..base import InvalidActionError
-from ._common import (
-    check_render_mode,
-    is_int,
-    rng_state,
-    set_rng_state,
-    warn_no_render_mode,
-)
+from ._common import Model, ModelEnv, check_render_mode
 
 __all__ = ["WindyGridWorldEnv"]
 
@@ -27,10 +19,8 @@ MOVES = ((-1, 0), (0, 1), (1, 0), (0, -1))  # up, right, down, left
 KING_MOVES = MOVES + ((-1, 1), (1, 1), (1, -1), (-1, -1))  # + up-right, down-right, ...
 ACTION_NAMES = ("up", "right", "down", "left", "up-right", "down-right", "down-left", "up-left")
 
-Model = dict[int, dict[int, list[tuple[float, int, float, bool]]]]
 
-
-class WindyGridWorldEnv(gym.Env):
+class WindyGridWorldEnv(ModelEnv):
     """A 7x10 grid with an upward wind in the middle columns; -1 per step until the goal.
 
     Sutton & Barto (2018), Example 6.5. The wind strength per column is
@@ -64,8 +54,6 @@ class WindyGridWorldEnv(gym.Env):
         >>> king.action_space
         Discrete(8)
     """
-
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
@@ -130,34 +118,7 @@ class WindyGridWorldEnv(gym.Env):
                 ]
         return P
 
-    # ---- gymnasium API ----
-
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[int, dict[str, Any]]:
-        super().reset(seed=seed)
-        self.s = self.start_state
-        self.last_action = None
-        return self.s, {}
-
-    def step(self, action: int) -> tuple[int, float, bool, bool, dict[str, Any]]:
-        if not is_int(action):
-            raise InvalidActionError(self._bad_action(action))
-        try:
-            transitions = self.P[self.s][action]
-        except KeyError:
-            raise InvalidActionError(self._bad_action(action)) from None
-        if len(transitions) == 1:
-            _, s, reward, terminated = transitions[0]
-        else:
-            u = self.np_random.random()
-            for prob, s, reward, terminated in transitions:  # noqa: B007 - the last one remains
-                u -= prob
-                if u < 0.0:
-                    break
-        self.s = s
-        self.last_action = int(action)
-        return s, reward, terminated, False, {}
+    # ---- gymnasium API (reset, step: ModelEnv) ----
 
     def _bad_action(self, action: Any) -> str:
         return (
@@ -165,10 +126,7 @@ class WindyGridWorldEnv(gym.Env):
             f"{self.action_space}; expected an integer in [0, {self.n_actions})"
         )
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            warn_no_render_mode(self)
-            return None
+    def _render_ansi(self) -> str:
         agent = self.to_cell(self.s)
         lines = []
         for row in range(N_ROWS):
@@ -187,19 +145,3 @@ class WindyGridWorldEnv(gym.Env):
         if self.last_action is not None:
             lines.append(f"({self.action_names[self.last_action]})")
         return "\n".join(lines) + "\n"
-
-    # ---- checkpoint protocol ----
-
-    def state_dict(self) -> dict[str, Any]:
-        """The position and the generator state."""
-        return {"s": self.s, "last_action": self.last_action, "rng": rng_state(self)}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        s = int(state["s"])
-        if not 0 <= s < self.n_states:
-            raise ValueError(
-                f"WindyGridWorldEnv.load_state_dict: state {s} is outside 0..{self.n_states - 1}"
-            )
-        self.s = s
-        self.last_action = state["last_action"]
-        set_rng_state(self, state["rng"])
