@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from learner_helpers import assert_checkpoint_round_trip
 from torch import nn
 
 import rlkit as rk
@@ -93,19 +94,7 @@ def test_errors():
 
 
 def test_checkpoint_round_trip():
-    agent, env, learner = make_agent()
-    rk.run(agent, env, rk.StopAfterNSteps(40))
-    state = learner.state_dict()
-    for _ in range(10):
-        learner.learn(agent.trajectory)
-    _, _, other = make_agent(seed=1)
-    other.load_state_dict(state)
-    for _ in range(10):
-        other.learn(agent.trajectory)
-    assert all(
-        torch.equal(a, b)
-        for a, b in zip(learner.model.parameters(), other.model.parameters(), strict=True)
-    )
+    assert_checkpoint_round_trip(make_agent)
 
 
 @pytest.mark.parametrize("residual, expected", [(False, 1.8), (True, 1.9)])

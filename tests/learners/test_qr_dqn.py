@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from learner_helpers import assert_checkpoint_round_trip
 from torch import nn
 
 import rlkit as rk
@@ -98,16 +99,4 @@ def test_output_size_must_be_actions_times_quantiles():
 
 
 def test_checkpoint_round_trip():
-    agent, env, learner = make()
-    rk.run(agent, env, rk.StopAfterNSteps(40))
-    state = learner.state_dict()
-    for _ in range(10):
-        learner.learn(agent.trajectory)
-    _, _, other = make(seed=1)
-    other.load_state_dict(state)
-    for _ in range(10):
-        other.learn(agent.trajectory)
-    assert all(
-        torch.equal(a, b)
-        for a, b in zip(learner.model.parameters(), other.model.parameters(), strict=True)
-    )
+    assert_checkpoint_round_trip(make)
