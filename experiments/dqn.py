@@ -1,12 +1,18 @@
 """DQN-family recipes on classic-control tasks.
 
 The ``DQN_*`` and ``QRDQN_CartPole`` recipes use rl-baselines3-zoo's tuned hyperparameters with
-Stable-Baselines3's semantics: epsilon decays linearly from 1 over the first
-``exploration_fraction`` of the steps (counted from the first step), training starts after
-``learning_starts`` steps and then takes ``gradient_steps`` gradient steps every ``train_freq``
-steps (``InsertSampleRatioController``), the target network is hard-synced every
-``target_update_interval`` *environment* steps, Huber loss, Adam, gradient norm clipped at 10
-(DQN), ReLU MLPs with torch's default initialisation.
+Stable-Baselines3's semantics: the first ``learning_starts`` actions are uniformly random
+(``RandomWarmupEpsilonGreedy``), epsilon decays linearly from 1 over the first
+``exploration_fraction`` of the steps (counted from the first step, warm-up included), training
+starts after ``learning_starts`` steps and then takes ``gradient_steps`` gradient steps every
+``train_freq`` steps (``InsertSampleRatioController``), the target network is hard-synced every
+``target_update_interval`` *environment* steps (before that step's gradient steps), Huber loss,
+Adam, gradient norm clipped at 10 (DQN), ReLU MLPs with torch's default initialisation, and
+truncation (the time limit) bootstraps while termination does not.
+
+Known deviation: with ``learning_starts=0`` (Acrobot) Stable-Baselines3 trains from step 4 on
+batches drawn with replacement from fewer transitions than the batch size; here training starts
+once the replay holds one batch (128 transitions).
 
 Every generator (environment, explorer, replay sampler, network initialisation) is derived from
 the recipe's ``seed`` with ``numpy.random.SeedSequence``; the network is initialised from a local
@@ -27,7 +33,50 @@ import rlkit as rk
 from rlkit.approximators.neural import q_network
 from rlkit.core.seeding import int_seed, spawn_seeds
 
-__all__ = ["ZooConfig", "CARTPOLE", "ACROBOT", "MOUNTAIN_CAR", "adam", "build_replay_agent"]
+__all__ = [
+    "ZooConfig",
+    "CARTPOLE",
+    "ACROBOT",
+    "MOUNTAIN_CAR",
+    "RandomWarmupEpsilonGreedy",
+    "adam",
+    "build_replay_agent",
+]
+
+
+class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
+    """Epsilon-greedy whose first ``random_steps`` calls act uniformly at random (epsilon 1),
+    while the schedule itself still counts from the first call: Stable-Baselines3's
+    ``learning_starts`` warm-up (``OffPolicyAlgorithm._sample_action``), during which actions are
+    sampled from the action space whatever the epsilon schedule says.
+
+    Example:
+        >>> e = RandomWarmupEpsilonGreedy(
+        ...     0.1, random_steps=5, kind="linear", decay_steps=10, seed=0)
+        >>> [round(e.epsilon_at(t), 2) for t in (0, 4, 5, 10)]
+        [1.0, 1.0, 0.55, 0.1]
+    """
+
+    def __init__(self, epsilon: float = 0.1, *, random_steps: int = 0, **kwargs: Any) -> None:
+        super().__init__(epsilon, **kwargs)
+        if (
+            isinstance(random_steps, bool)
+            or not isinstance(random_steps, (int, np.integer))
+            or random_steps < 0
+        ):
+            raise ValueError(
+                f"RandomWarmupEpsilonGreedy: random_steps must be a non-negative int, got "
+                f"{random_steps!r}"
+            )
+        self.random_steps = int(random_steps)
+
+    def __repr__(self) -> str:
+        base = super().__repr__().removeprefix("EpsilonGreedyExplorer(")
+        return f"{type(self).__name__}({base[:-1]}, random_steps={self.random_steps})"
+
+    def epsilon_at(self, step: int) -> float:
+        """Epsilon after ``step`` calls: 1 during the first ``random_steps`` calls."""
+        return 1.0 if step < self.random_steps else super().epsilon_at(step)
 
 
 @dataclass(frozen=True)
@@ -123,12 +172,15 @@ def build_replay_agent(
     dueling: bool = False,
     n_quantiles: int = 10,
     exploration: str = "linear",
+    random_warmup: bool = True,
     learner_kwargs: dict[str, Any] | None = None,
 ) -> tuple[rk.Agent, rk.GymEnv]:
     """The agent and environment of a replay-based recipe: ``kind`` is ``"basic"``, ``"dqn"``,
     ``"prioritized"`` or ``"qrdqn"``. Epsilon decays from 1 to ``exploration_final_eps``,
     linearly over ``exploration_fraction * total_steps`` steps (``exploration="linear"``) or
-    exponentially with that time constant (``"exp"``). Every generator comes from ``seed``."""
+    exponentially with that time constant (``"exp"``); with ``random_warmup`` the first
+    ``learning_starts`` actions are uniformly random (Stable-Baselines3). Every generator comes
+    from ``seed``."""
     env_seed, explorer_seed, sampler_seed, net_seed = spawn_seeds(seed, 4)
     env = rk.GymEnv(config.env_id, seed=int_seed(env_seed))
     net = q_network(
@@ -185,8 +237,9 @@ def build_replay_agent(
         env.action_space,
         **trajectory_kwargs,
     )
-    explorer = rk.EpsilonGreedyExplorer(
+    explorer = RandomWarmupEpsilonGreedy(
         config.exploration_final_eps,
+        random_steps=config.learning_starts if random_warmup else 0,
         kind=exploration,
         epsilon_start=1.0,
         decay_steps=max(int(config.exploration_fraction * config.total_steps), 1),
@@ -296,6 +349,7 @@ def BasicDQN_CartPole(
         _doc(BasicDQN_CartPole),
         kind="basic",
         exploration="exp",
+        random_warmup=False,  # ReinforcementLearning.jl's schedule: epsilon-greedy from step 1
         device=device,
     )
 

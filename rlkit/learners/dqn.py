@@ -27,10 +27,11 @@ class DQNLearner(ValueBasedLearner):
     ends, bootstrapping through truncation). A dueling head is a property of the network: build it
     with ``rlkit.approximators.neural.q_network(..., dueling=True)``.
 
-    Learns at PostAct: ``controller.step()`` gradient steps on batches from a
-    ``CircularArraySARTTrajectory``, then one target-network update. By default the target network
-    counts environment steps, as Stable-Baselines3's ``target_update_interval`` does
-    (``target_update_on="gradient_step"`` counts gradient steps instead).
+    Learns at PostAct: one target-network update, then ``controller.step()`` gradient steps on
+    batches from a ``CircularArraySARTTrajectory``. By default the target network counts
+    environment steps, as Stable-Baselines3's ``target_update_interval`` does, and is synced
+    before that step's gradient steps, as there (``target_update_on="gradient_step"`` counts
+    gradient steps instead, updating after each).
 
     Args:
         approximator: a :class:`~rlkit.NeuralNetworkApproximator` (one output per action).

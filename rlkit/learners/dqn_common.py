@@ -8,8 +8,9 @@ own module, grouped by stage.
 
 One gradient step (:meth:`ValueBasedLearner.gradient_step`): ``sampler.sample(trajectory)`` ->
 :func:`to_tensors` -> ``_loss`` -> a finiteness check -> ``approximator.optimise(loss)``.
-At PostAct a learner takes ``controller.step()`` gradient steps (warm-up, every k steps, g steps),
-then counts one environment step.
+At PostAct a learner counts one environment step (a target network counting environment steps
+is updated then), then takes ``controller.step()`` gradient steps (warm-up, every k steps, g
+steps).
 """
 
 from __future__ import annotations
@@ -324,13 +325,16 @@ class ValueBasedLearner(AbstractLearner):
 
     # ---- PostAct: the gradient steps the controller asks for ----
     def learn(self, trajectory: Any) -> None:
-        """One environment step happened: take ``controller.step()`` gradient steps on batches
-        from ``trajectory``, then count the step (and update the target network per step)."""
-        for _ in range(self.controller.step()):
-            self.gradient_step(trajectory)
+        """One environment step happened: count it (and update the target network per step),
+        then take ``controller.step()`` gradient steps on batches from ``trajectory``.
+
+        The order is Stable-Baselines3's: at a step where both happen, the target network is
+        synced first and the gradient steps then use the fresh copy."""
         self.env_steps += 1
         if self._target_per_env_step:
             self.target.update()
+        for _ in range(self.controller.step()):
+            self.gradient_step(trajectory)
 
     def gradient_step(self, trajectory: Any) -> None:
         """Sample a batch, compute the loss, check it is finite, optimise."""
@@ -341,7 +345,7 @@ class ValueBasedLearner(AbstractLearner):
         if not math.isfinite(value):
             raise NonFiniteLossError(
                 f"{type(self).__name__}: non-finite loss {value} at gradient step "
-                f"{self.gradient_steps + 1} (environment step {self.env_steps + 1}); training "
+                f"{self.gradient_steps + 1} (environment step {self.env_steps}); training "
                 f"stopped before the update. Lower the learning rate, clip gradients "
                 f"(max_grad_norm=) or check the rewards and observations for nan/inf."
             )

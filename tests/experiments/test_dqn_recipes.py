@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
+from rlkit.experiments.dqn import ACROBOT, CARTPOLE, MOUNTAIN_CAR
 
 import rlkit as rk
 
@@ -43,6 +45,67 @@ def test_dqn_cartpole_uses_the_rl_baselines3_zoo_hyperparameters():
     linears = [m for m in learner.model.modules() if isinstance(m, torch.nn.Linear)]
     assert [m.out_features for m in linears] == [256, 256, 2]
     assert isinstance(exp.hook, rk.TotalRewardPerEpisode)
+
+
+def test_dqn_mountain_car_uses_the_rl_baselines3_zoo_hyperparameters():
+    exp = rk.make_experiment("DQN_MountainCar", seed=0)
+    agent = exp.policy
+    learner, explorer = agent.policy.learner, agent.policy.explorer
+    assert exp.env.name == "MountainCar-v0" and exp.stop_condition.n == 120_000
+    assert isinstance(learner, rk.DQNLearner) and not learner.double
+    assert learner.approximator.lr == pytest.approx(4e-3)
+    assert learner.approximator.optimizer.param_groups[0]["eps"] == 1e-8
+    assert learner.approximator.optimizer.param_groups[0]["betas"] == (0.9, 0.999)
+    assert learner.approximator.max_grad_norm == 10.0
+    assert learner.sampler.batch_size == 128 and agent.trajectory.capacity == 10_000
+    c = learner.controller
+    assert (c.warmup_steps, c.update_every, c.n_updates) == (1000, 16, 8)
+    assert learner.gamma == 0.98 and learner.loss_kind == "huber"
+    assert learner.target.sync_every == 600 and learner.target_update_on == "env_step"
+    linears = [m for m in learner.model.modules() if isinstance(m, torch.nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears] == [(2, 256), (256, 256), (256, 3)]
+    assert explorer.random_steps == 1000
+
+
+def sb3_epsilon(t: int, total: int, fraction: float, final: float, learning_starts: int):
+    """Stable-Baselines3's epsilon for the action taken after ``t`` environment steps: uniformly
+    random before ``learning_starts``, else get_linear_fn(1, final, fraction) of the progress."""
+    if t < learning_starts:
+        return 1.0
+    progress = t / total
+    return final if progress > fraction else 1.0 + progress * (final - 1.0) / fraction
+
+
+@pytest.mark.parametrize("name", ["DQN_CartPole", "DQN_MountainCar", "DQN_Acrobot"])
+def test_exploration_follows_stable_baselines3_step_by_step(name):
+    exp = rk.make_experiment(name, seed=0)
+    explorer = exp.policy.policy.explorer
+    config = {"DQN_CartPole": CARTPOLE, "DQN_MountainCar": MOUNTAIN_CAR}.get(name, ACROBOT)
+    total = exp.stop_condition.n
+    for t in [*range(0, 1100, 7), *range(1100, total, 997), total - 1]:
+        expected = sb3_epsilon(
+            t,
+            total,
+            config.exploration_fraction,
+            config.exploration_final_eps,
+            config.learning_starts,
+        )
+        assert explorer.epsilon_at(t) == pytest.approx(expected, abs=1e-12), t
+
+
+def test_warm_up_actions_are_uniformly_random_whatever_the_network_says():
+    exp = rk.make_experiment("DQN_MountainCar", seed=0)
+    explorer = exp.policy.policy.explorer
+    values = np.array([0.0, 5.0, 0.0])  # a greedy choice would always be action 1
+    actions = np.array([explorer(values) for _ in range(999)])
+    assert explorer.epsilon == 1.0  # the 1000th call is still random
+    counts = np.bincount(actions, minlength=3)
+    assert counts.min() > 270, counts  # about 333 each; greedy leakage would inflate action 1
+    assert explorer(values) in (0, 1, 2) and explorer.epsilon < 1.0  # then epsilon-greedy
+    state = explorer.state_dict()
+    again = [explorer(values) for _ in range(50)]
+    explorer.load_state_dict(state)
+    assert [explorer(values) for _ in range(50)] == again
 
 
 @pytest.mark.parametrize("name", RECIPES)

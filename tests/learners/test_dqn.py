@@ -181,17 +181,36 @@ def test_target_updates_can_count_gradient_steps():
     assert learner.target.updates == learner.gradient_steps == 45
 
 
-def test_target_network_is_synced_every_n_environment_steps():
+def test_target_network_is_synced_every_n_environment_steps_before_that_steps_training():
+    # Stable-Baselines3's order: at an environment step where both happen, the target network is
+    # synced first (DQN._on_step) and the gradient steps (train) then use the fresh copy
     agent, env, learner = cartpole_learner()
-    rk.run(agent, env, rk.StopAfterNSteps(48))  # 48 steps: last sync at 45
-    online = [p.detach().clone() for p in learner.model.parameters()]
-    stale = [p.detach().clone() for p in learner.target.model.parameters()]
+    rk.run(agent, env, rk.StopAfterNSteps(49))  # 49 steps: last sync at 45, training at 48
+    online, stale = clone_params(learner.model), clone_params(learner.target.model)
     assert not all(torch.equal(a, b) for a, b in zip(online, stale, strict=True))
-    rk.run(agent, env, rk.StopAfterNSteps(2))  # step 50: a sync right after gradient steps
+    targets = []  # the target network's weights at each gradient step of step 50
+    sample = learner.sampler.sample
+
+    def recording_sample(trajectory):
+        targets.append(clone_params(learner.target.model))
+        return sample(trajectory)
+
+    learner.sampler.sample = recording_sample
+    rk.run(agent, env, rk.StopAfterNSteps(1))  # step 50: a sync, then 3 gradient steps
+    assert len(targets) == 3
+    for target in targets:  # the gradient steps saw the weights from before step 50's training
+        assert all(torch.equal(a, b) for a, b in zip(online, target, strict=True))
+    # after them the target still holds those weights; the online network moved on
     assert all(
-        torch.equal(a, b)
-        for a, b in zip(learner.model.parameters(), learner.target.model.parameters(), strict=True)
+        torch.equal(a, b) for a, b in zip(online, learner.target.model.parameters(), strict=True)
     )
+    assert not all(
+        torch.equal(a, b) for a, b in zip(online, learner.model.parameters(), strict=True)
+    )
+
+
+def clone_params(model: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in model.parameters()]
 
 
 def test_explain_shows_the_learners_stage_methods():
