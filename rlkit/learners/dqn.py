@@ -65,6 +65,8 @@ class DQNLearner(ValueBasedLearner):
         (25, 200)
     """
 
+    default_target_sync = 1000
+
     def __init__(
         self,
         approximator: NeuralNetworkApproximator,
@@ -77,8 +79,6 @@ class DQNLearner(ValueBasedLearner):
         double: bool = False,
         loss: str = "huber",
     ) -> None:
-        if target is None and isinstance(approximator, NeuralNetworkApproximator):
-            target = TargetNetwork(approximator, sync_every=1000)
         super().__init__(
             approximator,
             sampler=sampler,

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from ..approximators.neural import NeuralNetworkApproximator, TargetNetwork, clone_tensors
+from ..core.checks import check_gamma
 from ..core.dispatch import statistics, update
 from ..core.stages import PostActStage, PreExperimentStage
 from ..envs.base import AbstractEnv
@@ -36,7 +37,6 @@ __all__ = [
     "n_step_target",
     "ValueBasedLearner",
     "NonFiniteLossError",
-    "check_gamma",
     "loss_function",
     "fast_forward",
 ]
@@ -162,14 +162,6 @@ def n_step_target(
 
 
 # ---- checks ----
-def check_gamma(owner: str, gamma: Any) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating)):
-        raise TypeError(f"{owner}: gamma must be a number in [0, 1], got {gamma!r}")
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"{owner}: gamma must be in [0, 1], got {gamma!r}")
-    return float(gamma)
-
-
 _LOSSES = {"huber": F.smooth_l1_loss, "mse": F.mse_loss}
 
 
@@ -222,6 +214,8 @@ class ValueBasedLearner(AbstractLearner):
     """
 
     outputs_per_action = 1
+    #: hard-sync interval of the target network built when none is given (None: no target)
+    default_target_sync: int | None = None
 
     def __init__(
         self,
@@ -239,6 +233,8 @@ class ValueBasedLearner(AbstractLearner):
                 f"{name}: approximator must be an rk.NeuralNetworkApproximator, got "
                 f"{type(approximator).__name__}: {approximator!r}"
             )
+        if target is None and self.default_target_sync is not None:
+            target = TargetNetwork(approximator, sync_every=self.default_target_sync)
         if target is not None:
             if not isinstance(target, TargetNetwork):
                 raise TypeError(

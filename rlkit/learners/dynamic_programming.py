@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import check_gamma
+
 __all__ = [
     "TabularModel",
     "tabular_model",
@@ -82,11 +84,6 @@ def _model(mdp: Any) -> TabularModel:
     return mdp if isinstance(mdp, TabularModel) else tabular_model(mdp)
 
 
-def _check_gamma(gamma: float, owner: str) -> None:
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"{owner}: gamma must be in [0, 1], got {gamma!r}")
-
-
 def q_from_v(mdp: Any, values: np.ndarray, gamma: float) -> np.ndarray:
     """Action values ``q(s, a) = sum p (r + gamma v(s'))``; ``-inf`` for illegal actions."""
     m = _model(mdp)
@@ -130,7 +127,7 @@ def policy_evaluation(
     below ``theta``; raises ``RuntimeError`` if that does not happen within ``max_sweeps``
     (e.g. gamma = 1 on a task that does not terminate).
     """
-    _check_gamma(gamma, "policy_evaluation")
+    check_gamma("policy_evaluation", gamma)
     m = _model(mdp)
     pi = _as_policy(m, policy)
     values = np.zeros(m.n_states)
@@ -153,7 +150,7 @@ def policy_iteration(
     mdp: Any, *, gamma: float = 1.0, theta: float = 1e-10, tolerance: float = 1e-9
 ) -> tuple[np.ndarray, np.ndarray]:
     """Policy iteration (S&B 4.3): returns (optimal state values, a greedy deterministic policy)."""
-    _check_gamma(gamma, "policy_iteration")
+    check_gamma("policy_iteration", gamma)
     m = _model(mdp)
     policy = np.argmax(m.legal, axis=1)  # the first legal action everywhere
     while True:
@@ -179,7 +176,7 @@ def value_iteration(
     Among actions whose values are within ``tolerance`` of the best, the policy takes the first
     (for the Gambler's problem: the smallest stake).
     """
-    _check_gamma(gamma, "value_iteration")
+    check_gamma("value_iteration", gamma)
     m = _model(mdp)
     values = np.zeros(m.n_states)
     for _ in range(max_sweeps):

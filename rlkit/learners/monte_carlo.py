@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..approximators.tabular import TabularQApproximator, TabularVApproximator
+from ..core.checks import check_gamma
 from ..core.dispatch import statistics, update
 from ..core.stages import PostEpisodeStage
 from ..envs.base import AbstractEnv
@@ -87,10 +88,7 @@ class MonteCarloLearner(AbstractLearner):
             )
         if kind not in _KINDS:
             raise ValueError(f"{name}: kind must be one of {list(_KINDS)}, got {kind!r}")
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating)):
-            raise TypeError(f"{name}: gamma must be a number in [0, 1], got {gamma!r}")
-        if not 0.0 <= gamma <= 1.0:
-            raise ValueError(f"{name}: gamma must be in [0, 1], got {gamma!r}")
+        gamma = check_gamma(name, gamma)
         if sampling not in _SAMPLINGS:
             raise ValueError(
                 f"{name}: sampling must be one of {list(_SAMPLINGS)}, got {sampling!r}"

@@ -45,6 +45,8 @@ class QRDQNLearner(ValueBasedLearner):
         (2,)
     """
 
+    default_target_sync = 1000
+
     def __init__(
         self,
         approximator: NeuralNetworkApproximator,
@@ -63,8 +65,6 @@ class QRDQNLearner(ValueBasedLearner):
             raise ValueError(f"{name}: n_quantiles must be a positive integer, got {n_quantiles!r}")
         if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not kappa > 0:
             raise ValueError(f"{name}: kappa must be a positive number, got {kappa!r}")
-        if target is None and isinstance(approximator, NeuralNetworkApproximator):
-            target = TargetNetwork(approximator, sync_every=1000)
         super().__init__(
             approximator,
             sampler=sampler,

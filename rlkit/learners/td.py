@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..approximators.tabular import TabularQApproximator, TabularVApproximator
+from ..core.checks import check_gamma
 from ..core.dispatch import statistics, update
 from ..core.stages import PostActStage, PreActStage
 from ..envs.base import AbstractEnv
@@ -114,10 +115,7 @@ class TDLearner(AbstractLearner):
                 f"{name}: method must be {self.method!r} for this class, got {method!r} "
                 f"(use TDLearner(approximator, method={method!r}))"
             )
-        if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.floating)):
-            raise TypeError(f"{name}: gamma must be a number in [0, 1], got {gamma!r}")
-        if not 0.0 <= gamma <= 1.0:
-            raise ValueError(f"{name}: gamma must be in [0, 1], got {gamma!r}")
+        gamma = check_gamma(name, gamma)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"{name}: n must be an integer >= 1, got {n!r}")
         if explorer is not None and not callable(getattr(explorer, "prob", None)):
