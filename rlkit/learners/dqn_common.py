@@ -10,13 +10,15 @@ One gradient step (:meth:`ValueBasedLearner.gradient_step`): ``sampler.sample(tr
 :func:`to_tensors` -> ``_loss`` -> a finiteness check -> ``approximator.optimise(loss)``.
 At PostAct a learner counts one environment step (a target network counting environment steps
 is updated then), then takes ``controller.step()`` gradient steps (warm-up, every k steps, g
-steps).
+steps; :meth:`ValueBasedLearner.train`), drawing the g batches at once where the steps cannot
+change what is sampled.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -64,6 +66,29 @@ class TensorBatch:
     discount: torch.Tensor | float
     weights: torch.Tensor | None
     indices: np.ndarray | None
+
+    def split(self, size: int) -> list[TensorBatch]:
+        """Consecutive batches of ``size`` rows: views of this batch's tensors, not copies.
+
+        Example:
+            >>> import numpy as np, torch
+            >>> b = to_tensors({"state": np.arange(8, dtype=np.float32).reshape(4, 2),
+            ...                 "action": np.zeros(4, np.int64), "reward": np.zeros(4),
+            ...                 "terminal": np.zeros(4, bool), "next_state": np.zeros((4, 2))},
+            ...                gamma=0.9, device=torch.device("cpu"))
+            >>> [part.state[:, 0].tolist() for part in b.split(2)]
+            [[0.0, 2.0], [4.0, 6.0]]
+        """
+        rows = self.state.shape[0]
+        return [
+            TensorBatch(**{f.name: _rows(getattr(self, f.name), i, i + size) for f in fields(self)})
+            for i in range(0, rows, size)
+        ]
+
+
+def _rows(value: Any, start: int, stop: int) -> Any:
+    """``value[start:stop]`` for per-row arrays and tensors; scalars and None unchanged."""
+    return value if value is None or isinstance(value, float) else value[start:stop]
 
 
 def to_tensors(sample: dict[str, Any], gamma: float, device: torch.device) -> TensorBatch:
@@ -198,7 +223,19 @@ def _check_controller(owner: str, controller: Any) -> Any:
     return controller
 
 
+def _draws_batches(sampler: Any) -> bool:
+    """Whether ``sampler.sample(trajectory, n_batches)`` draws several batches of
+    ``sampler.batch_size`` rows at once (rlkit's samplers do; a custom one may not)."""
+    try:
+        parameters = inspect.signature(sampler.sample).parameters
+    except (TypeError, ValueError):
+        return False
+    return "n_batches" in parameters and isinstance(getattr(sampler, "batch_size", None), int)
+
+
 _TARGET_UPDATE_ON = ("env_step", "gradient_step")
+# about how many bytes of observations a learner draws ahead at once (see ValueBasedLearner.train)
+_AHEAD_BYTES = 8 << 20
 
 
 # ---- the base class ----
@@ -214,6 +251,9 @@ class ValueBasedLearner(AbstractLearner):
     """
 
     outputs_per_action = 1
+    #: whether a round's batches may be drawn before its first gradient step (False when the
+    #: gradient steps change what is sampled, as priority updates do)
+    samples_ahead = True
     #: hard-sync interval of the target network built when none is given (None: no target)
     default_target_sync: int | None = None
 
@@ -261,6 +301,7 @@ class ValueBasedLearner(AbstractLearner):
         self._target_per_env_step = target is not None and target_update_on == "env_step"
         self._target_per_gradient_step = target is not None and target_update_on == "gradient_step"
         self._cpu = self.device.type == "cpu"
+        self._sampler_draws_batches = _draws_batches(self.sampler)
         self._act_forward = fast_forward(self.model)
         self.env_steps = 0
         self.gradient_steps = 0
@@ -329,13 +370,39 @@ class ValueBasedLearner(AbstractLearner):
         self.env_steps += 1
         if self._target_per_env_step:
             self.target.update()
-        for _ in range(self.controller.step()):
-            self.gradient_step(trajectory)
+        n_steps = self.controller.step()
+        if n_steps:
+            self.train(trajectory, n_steps)
+
+    def train(self, trajectory: Any, n_steps: int) -> None:
+        """Take ``n_steps`` gradient steps on batches from ``trajectory``.
+
+        When the gradient steps cannot change what is sampled (``samples_ahead``, and a sampler
+        whose ``sample`` takes ``n_batches``), the batches are drawn ahead, up to about
+        ``_AHEAD_BYTES`` of observations at a time, converted to tensors once and sliced: the
+        same batches, in the same order, as one draw per step, without the per-step cost of
+        gathering from the replay and converting (about 50 us per step for a batch of 64)."""
+        if not (self.samples_ahead and self._sampler_draws_batches):
+            for _ in range(n_steps):
+                self.gradient_step(trajectory)
+            return
+        row_bytes = 2 * trajectory.state[0].nbytes + 64  # states, next states, the rest
+        per_draw = max(1, _AHEAD_BYTES // (row_bytes * self.sampler.batch_size))
+        while n_steps:
+            k = min(per_draw, n_steps)
+            sample = self.sampler.sample(trajectory, k)
+            batches = to_tensors(sample, self.gamma, self.device).split(self.sampler.batch_size)
+            for batch in batches:
+                self._optimise(batch, trajectory)
+            n_steps -= k
 
     def gradient_step(self, trajectory: Any) -> None:
         """Sample a batch, compute the loss, check it is finite, optimise."""
         sample = self.sampler.sample(trajectory)
-        batch = to_tensors(sample, self.gamma, self.device)
+        self._optimise(to_tensors(sample, self.gamma, self.device), trajectory)
+
+    def _optimise(self, batch: TensorBatch, trajectory: Any) -> None:
+        """Compute the loss on ``batch``, check it is finite, take one optimiser step."""
         loss = self._loss(batch)
         value = loss.item()
         if not math.isfinite(value):

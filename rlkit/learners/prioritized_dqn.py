@@ -46,6 +46,8 @@ class PrioritizedDQNLearner(DQNLearner):
         50
     """
 
+    samples_ahead = False  # each gradient step changes the priorities the next one samples by
+
     def _loss(self, batch: TensorBatch) -> torch.Tensor:
         if batch.weights is None:
             raise TypeError(

@@ -16,7 +16,10 @@ class BatchSampler:
 
     ``sample(trajectory)`` returns a dict of numpy arrays with leading dimension ``batch_size``:
     ``state, action, reward, terminal, next_state``, ``n`` (steps per sample: all 1 here) and
-    ``indices`` (the trajectory slots). The target of a one-step learner is
+    ``indices`` (the trajectory slots). ``sample(trajectory, n_batches=k)`` draws k batches one
+    after the other and returns them concatenated (``k * batch_size`` rows): the same rows, in
+    the same order, as k calls on an unchanged trajectory, gathered from the replay at once.
+    The target of a one-step learner is
     ``reward + (1 - terminal) * gamma**n * max_a Q(next_state, a)``. On a prioritized trajectory
     the slots are drawn by priority instead and the batch also has ``weights`` (importance
     weights): the trajectory chooses the slots through its ``sample_indices(batch_size, rng)``.
@@ -48,11 +51,27 @@ class BatchSampler:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_size={self.batch_size})"
 
-    def sample(self, trajectory: CircularArraySARTTrajectory) -> dict[str, np.ndarray]:
-        """A batch of transitions from ``trajectory`` (see the class docstring for the keys)."""
-        indices, weights = trajectory.sample_indices(self.batch_size, self.rng)
-        reward, n = trajectory.reward[indices], np.ones(self.batch_size, np.int64)
+    def sample(
+        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1
+    ) -> dict[str, np.ndarray]:
+        """``n_batches`` batches of transitions from ``trajectory``, concatenated (see the class
+        docstring for the keys)."""
+        indices, weights = self._indices(trajectory, n_batches)
+        reward, n = trajectory.reward[indices], np.ones(len(indices), np.int64)
         return _batch(trajectory, indices, weights, indices, reward, n)
+
+    def _indices(
+        self, trajectory: CircularArraySARTTrajectory, n_batches: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The slots (and importance weights) of ``n_batches`` batches drawn one after the other,
+        concatenated."""
+        if _positive_int(type(self).__name__, "n_batches", n_batches) == 1:
+            return trajectory.sample_indices(self.batch_size, self.rng)
+        draws = [trajectory.sample_indices(self.batch_size, self.rng) for _ in range(n_batches)]
+        indices = np.concatenate([d[0] for d in draws])
+        if draws[0][1] is None:
+            return indices, None
+        return indices, np.concatenate([d[1] for d in draws])
 
     def state_dict(self) -> dict[str, Any]:
         """The generator's state (and the batch size, checked on loading)."""
@@ -122,9 +141,12 @@ class NStepBatchSampler(BatchSampler):
             f"{type(self).__name__}(batch_size={self.batch_size}, n={self.n}, gamma={self.gamma})"
         )
 
-    def sample(self, trajectory: CircularArraySARTTrajectory) -> dict[str, np.ndarray]:
-        """A batch of n-step transitions from ``trajectory`` (see the class docstring)."""
-        indices, weights = trajectory.sample_indices(self.batch_size, self.rng)
+    def sample(
+        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1
+    ) -> dict[str, np.ndarray]:
+        """``n_batches`` batches of n-step transitions from ``trajectory``, concatenated (see
+        the class docstring)."""
+        indices, weights = self._indices(trajectory, n_batches)
         capacity, stored = trajectory.capacity, len(trajectory)
         steps = self._steps
         # how many transitions from slot i to the most recent one, inclusive (>= 1)
@@ -138,7 +160,7 @@ class NStepBatchSampler(BatchSampler):
         inside = steps <= last[:, None]
         rewards = np.where(inside, trajectory.reward[window], 0.0)
         returns = rewards @ self._discounts
-        final = window[np.arange(self.batch_size), last]
+        final = window[np.arange(len(indices)), last]
         return _batch(trajectory, indices, weights, final, returns.astype(np.float32), last + 1)
 
     def state_dict(self) -> dict[str, Any]:

@@ -189,13 +189,13 @@ def test_target_network_is_synced_every_n_environment_steps_before_that_steps_tr
     online, stale = clone_params(learner.model), clone_params(learner.target.model)
     assert not all(torch.equal(a, b) for a, b in zip(online, stale, strict=True))
     targets = []  # the target network's weights at each gradient step of step 50
-    sample = learner.sampler.sample
+    optimise = learner.approximator.optimise
 
-    def recording_sample(trajectory):
+    def recording_optimise(loss):
         targets.append(clone_params(learner.target.model))
-        return sample(trajectory)
+        return optimise(loss)
 
-    learner.sampler.sample = recording_sample
+    learner.approximator.optimise = recording_optimise
     rk.run(agent, env, rk.StopAfterNSteps(1))  # step 50: a sync, then 3 gradient steps
     assert len(targets) == 3
     for target in targets:  # the gradient steps saw the weights from before step 50's training
@@ -374,6 +374,70 @@ def test_same_seed_twice_gives_identical_parameters():
     a, b, c = train(3), train(3), train(4)
     assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     assert not all(torch.equal(x, y) for x, y in zip(a, c, strict=True))
+
+
+@pytest.mark.parametrize("n_step", [1, 3])
+def test_batches_drawn_ahead_train_exactly_like_one_draw_per_step(monkeypatch, n_step):
+    """A round's batches are drawn ahead (here in chunks of 3 batches) and give the same
+    parameters, bit for bit, as drawing one batch before each gradient step."""
+    import functools
+
+    import rlkit.learners.dqn_common as dqn_common
+
+    config = replace(
+        CARTPOLE,
+        total_steps=700,
+        learning_starts=100,
+        train_freq=100,
+        gradient_steps=10,
+        hidden=(32,),
+    )
+
+    def train(samples_ahead: bool):
+        agent, env = build_replay_agent(config, 3, n_step=n_step)
+        learner = agent.policy.learner
+        learner.samples_ahead = samples_ahead
+        sample = learner.sampler.sample
+        calls = []
+
+        @functools.wraps(sample)
+        def counting(*args, **kwargs):
+            calls.append(kwargs.get("n_batches", args[1] if len(args) > 1 else 1))
+            return sample(*args, **kwargs)
+
+        learner.sampler.sample = counting
+        rk.run(agent, env, rk.StopAfterNSteps(config.total_steps))
+        assert learner.gradient_steps == 60
+        return [p.detach().clone() for p in learner.model.parameters()], calls
+
+    batch_bytes = (2 * 4 * 4 + 64) * config.batch_size  # two CartPole states and the rest per row
+    monkeypatch.setattr(dqn_common, "_AHEAD_BYTES", 3 * batch_bytes)
+    ahead, ahead_calls = train(True)
+    one_by_one, single_calls = train(False)
+    assert ahead_calls == [3, 3, 3, 1] * 6
+    assert single_calls == [1] * 60
+    assert all(torch.equal(a, b) for a, b in zip(ahead, one_by_one, strict=True))
+
+
+def test_prioritized_replay_and_custom_samplers_draw_one_batch_per_step():
+    approx = frozen(linear_q([1.0, 2.0]))
+    common = dict(controller=rk.InsertSampleRatioController(0, 1, 4), gamma=GAMMA)
+    # a sampler whose sample() takes no n_batches is called once per gradient step
+    custom = rk.DQNLearner(approx, sampler=RecordingSampler(2, n=1, gamma=GAMMA), **common)
+    custom.learn(hand_episodes())
+    assert custom.gradient_steps == 4 and custom.sampler.last["state"].shape == (2, 1)
+    # prioritized replay: each step samples by the priorities the previous step set
+    prioritized = rk.PrioritizedDQNLearner(approx, sampler=rk.BatchSampler(2, seed=0), **common)
+    trajectory = rk.PrioritizedCircularArraySARTTrajectory(10, state_shape=(1,))
+    for i in range(6):
+        trajectory.append(np.float32([i]), 0, 1.0, False, False, np.float32([i + 1]))
+    updates = []
+    update_priorities = trajectory.update_priorities
+    trajectory.update_priorities = lambda i, e: (
+        updates.append(trajectory.n_sampled) or (update_priorities(i, e))
+    )
+    prioritized.learn(trajectory)
+    assert updates == [1, 2, 3, 4]  # a priority update after each single draw
 
 
 # ---- learning ----

@@ -235,6 +235,36 @@ def test_samplers_on_a_prioritized_trajectory_return_weights():
         np.testing.assert_array_equal(batch["state"], t.state[batch["indices"]])
 
 
+# ---- several batches at once ----
+@pytest.mark.parametrize("prioritized", [False, True])
+@pytest.mark.parametrize("n_step", [False, True])
+def test_n_batches_equals_that_many_single_draws(prioritized, n_step):
+    cls = PrioritizedCircularArraySARTTrajectory if prioritized else CircularArraySARTTrajectory
+    t = cls(30, state_shape=(2,))
+    for i in range(45):  # wrapped around
+        t.append([i, -i], i % 2, float(i), i % 11 == 10, i % 17 == 16, [i + 1, -i])
+
+    def make():
+        return NStepBatchSampler(8, 3, 0.9, seed=5) if n_step else BatchSampler(8, seed=5)
+
+    single, several = make(), make()
+    one_by_one = [single.sample(t) for _ in range(4)]
+    together = several.sample(t, n_batches=4)
+    assert set(together) == set(one_by_one[0])
+    for key, value in together.items():
+        assert value.shape[0] == 32
+        np.testing.assert_array_equal(value, np.concatenate([b[key] for b in one_by_one]))
+    # the generators end in the same state: the next draws agree too
+    np.testing.assert_array_equal(single.sample(t)["indices"], several.sample(t)["indices"])
+
+
+@pytest.mark.parametrize("n_batches", [0, -1, 1.5, True])
+def test_bad_n_batches(n_batches):
+    t = episodes(10, ["."] * 10)
+    with pytest.raises(ValueError, match="BatchSampler: n_batches must be a positive integer"):
+        BatchSampler(4, seed=0).sample(t, n_batches=n_batches)
+
+
 # ---- checkpoints ----
 @pytest.mark.parametrize("prioritized", [False, True])
 @pytest.mark.parametrize("n_step", [False, True])
