@@ -87,6 +87,7 @@ _LAZY: dict[str, str] = {
             "AbstractHook",
             "EmptyHook",
             "ComposedHook",
+            "find_hook",
             "TotalRewardPerEpisode",
             "RewardsPerEpisode",
             "StepsPerEpisode",

@@ -9,6 +9,7 @@ rlkit resume runs/dqn                                               # continue a
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.util
 import json
 import sys
@@ -18,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .core.hooks import AbstractHook
+from .core.hooks import AbstractHook, find_hook
 
 __all__ = ["main"]
 
@@ -113,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
     hook = _hooks(experiment, run_dir, config, quiet=args.quiet)
     print(f"{experiment.name} (seed {args.seed}): {experiment.description}")
     run(experiment.policy, experiment.env, experiment.stop_condition, hook)
+    _report_evaluations(experiment, run_dir)
     print(f"results written to {run_dir}")
     return 0
 
@@ -149,6 +151,7 @@ def _resume(args: argparse.Namespace) -> int:
     except (CheckpointError, UnknownExperimentError) as error:
         print(f"rlkit: {error}", file=sys.stderr)
         return 2
+    _report_evaluations(experiment, run_dir)
     print(f"results written to {run_dir}")
     return 0
 
@@ -160,7 +163,7 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
     from .core.logging import CSVLogger, TensorBoardLogger
     from .core.progress import ProgressBar
 
-    own = _find_hook(experiment.hook, TotalRewardPerEpisode)
+    own = find_hook(experiment.hook, TotalRewardPerEpisode)
     returns, steps = own or TotalRewardPerEpisode(), StepsPerEpisode()
     # On a terminal a progress bar shows the run; elsewhere the summary prints a line every
     # few seconds. The bar is always in the chain (disabled off-terminal): resume needs the
@@ -184,9 +187,28 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
     return hook
 
 
-def _find_hook(hook: Any, kind: type) -> Any:
-    """The first hook of type ``kind`` in a (possibly composed) hook, or None."""
-    return next((h for h in getattr(hook, "hooks", (hook,)) if isinstance(h, kind)), None)
+def _report_evaluations(experiment: Any, run_dir: Path) -> None:
+    """Print the recipe's greedy evaluations (if it has an ``EvaluationHook``) and write them to
+    ``evaluations.csv``: step, mean and std of the return per evaluation."""
+    from .core.evaluation_hook import EvaluationHook
+
+    hook = find_hook(experiment.hook, EvaluationHook)
+    if hook is None or not hook.results:
+        return
+    with open(run_dir / "evaluations.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["step", "mean_return", "std_return"])
+        writer.writerows(hook.results)
+    last = hook.results[-1]
+    line = (
+        f"greedy evaluation ({hook.n_episodes} episodes, {len(hook.results)} times): "
+        f"last {last.mean:.3f} at step {last.step:,}"
+    )
+    if hook.keep_best:
+        line += f", best {hook.best_mean:.3f} at step {hook.best_step:,}"
+    if hook.restored_step is not None:
+        line += " (the policy now holds the best parameters)"
+    print(line)
 
 
 def _new_run_dir(parent: Path, name: str, seed: int) -> Path:

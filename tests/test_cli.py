@@ -155,3 +155,43 @@ def test_logdir_holds_tensorboard_events_and_the_results(tmp_path, capsys):
     assert main(["run", "TD0_RandomWalk1D", "--logdir", str(run_dir), "--quiet"]) == 0
     assert (run_dir / "episodes.csv").exists() and (run_dir / "config.json").exists()
     assert list((run_dir / "tensorboard").glob("events.out.tfevents.*"))
+
+
+def test_run_reports_the_recipes_greedy_evaluations(tmp_path, capsys, monkeypatch):
+    import rlkit as rk
+    from rlkit.core import experiment as registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # forget it afterwards
+
+    @rk.experiment
+    def EvaluatedQLearning_FrozenLake(seed: int = 0) -> rk.Experiment:
+        """Q-learning on FrozenLake-v1, evaluated greedily every 500 steps."""
+        env = rk.GymEnv("FrozenLake-v1", seed=seed)
+        q = rk.TabularQApproximator(env.state_space, env.action_space, step_size=0.5)
+        policy = rk.QBasedPolicy(
+            rk.TDLearner(q, method="qlearning", gamma=0.99),
+            rk.EpsilonGreedyExplorer(0.3, seed=seed),
+        )
+        evaluation = rk.EvaluationHook(
+            rk.GymEnv("FrozenLake-v1"),
+            every_n_steps=500,
+            n_episodes=20,
+            seed=seed,
+            restore_best=True,
+        )
+        return rk.Experiment(
+            rk.Agent(policy, rk.VectorSARTTrajectory()),
+            env,
+            rk.StopAfterNSteps(3000),
+            rk.TotalRewardPerEpisode() + evaluation,
+        )
+
+    assert main(["run", "EvaluatedQLearning_FrozenLake", "--out", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "greedy evaluation (20 episodes, 6 times): last " in out
+    assert "(the policy now holds the best parameters)" in out
+    run_dir = Path(out.strip().splitlines()[-1].removeprefix("results written to "))
+    with open(run_dir / "evaluations.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(row["step"]) for row in rows] == [500, 1000, 1500, 2000, 2500, 3000]
+    assert set(rows[0]) == {"step", "mean_return", "std_return"}

@@ -41,8 +41,18 @@ class EvaluationHook(AbstractHook):
     With ``keep_best=True`` the hook keeps a copy of the parameters that scored best:
     ``best_state`` is a deep copy of ``policy.state_dict()`` (for an ``rk.Agent``, of its inner
     policy: learner, approximator and explorer, not the trajectory), ``best_mean`` its mean return
-    and ``best_step`` when it was reached. Restore them with
-    ``agent.policy.load_state_dict(hook.best_state)``.
+    and ``best_step`` when it was reached. An evaluation that equals the best replaces it: of
+    policies that score alike the one trained longer is kept (on a task with a capped return,
+    such as CartPole's 500, many evaluations tie). Restore them with
+    ``agent.policy.load_state_dict(hook.best_state)``, or let the hook do it:
+
+    With ``restore_best=True`` (which implies ``keep_best``) the hook loads ``best_state`` into
+    the policy when the run ends (PostExperiment), as Keras' ``restore_best_weights`` and
+    rl-baselines3-zoo's best model do: the run ends with the policy that evaluated best, and
+    ``restored_step`` says which. The whole policy goes back (parameters, optimizer, counters,
+    explorer schedule), the trajectory and environment do not; a run continued afterwards
+    continues from the restored policy, so ``run(n1)`` then ``run(n2)`` no longer equals
+    ``run(n1 + n2)``.
 
     Args:
         env: the evaluation environment, not the one the run trains in.
@@ -51,6 +61,7 @@ class EvaluationHook(AbstractHook):
         n_episodes: evaluation episodes per evaluation.
         seed: seed of the hook's generator (int, ``SeedSequence`` or ``Generator``).
         keep_best: keep a copy of the best parameters.
+        restore_best: load the best parameters into the policy when the run ends.
 
     Example:
         >>> import rlkit as rk
@@ -71,6 +82,7 @@ class EvaluationHook(AbstractHook):
         n_episodes: int = 10,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
         keep_best: bool = False,
+        restore_best: bool = False,
     ) -> None:
         if not isinstance(env, AbstractEnv):
             raise TypeError(
@@ -97,7 +109,9 @@ class EvaluationHook(AbstractHook):
         self.every_n_steps = every_n_steps
         self.every_n_episodes = every_n_episodes
         self.n_episodes = n_episodes
-        self.keep_best = bool(keep_best)
+        self.restore_best = bool(restore_best)
+        self.keep_best = bool(keep_best) or self.restore_best
+        self.restored_step: int | None = None
         self.rng = np.random.default_rng(seed)
         self.total_steps = 0
         self.episodes = 0
@@ -114,7 +128,8 @@ class EvaluationHook(AbstractHook):
             if self.every_n_steps is not None
             else f"every_n_episodes={self.every_n_episodes}"
         )
-        return f"EvaluationHook({self.env!r}, {every}, n_episodes={self.n_episodes})"
+        best = ", restore_best=True" if self.restore_best else ", keep_best=True" * self.keep_best
+        return f"EvaluationHook({self.env!r}, {every}, n_episodes={self.n_episodes}{best})"
 
     # ---- PreExperiment: check what the run gives us ----
     def pre_experiment(self, policy: Any, env: Any) -> None:
@@ -143,13 +158,19 @@ class EvaluationHook(AbstractHook):
             self._next_episode += self.every_n_episodes
             self.evaluate(policy)
 
+    # ---- PostExperiment: end with the best policy ----
+    def post_experiment(self, policy: Any, env: Any) -> None:
+        if self.restore_best and self.best_state is not None:
+            _parameters_owner(policy).load_state_dict(copy.deepcopy(self.best_state))
+            self.restored_step = self.best_step
+
     def evaluate(self, policy: Any) -> EvaluationRecord:
         """Evaluate ``policy`` now, record the result (and keep the best parameters)."""
         seed = int(self.rng.integers(2**31 - 1))
         result = evaluate(_evaluated(policy), self.env, self.n_episodes, seed=seed)
         record = EvaluationRecord(self.total_steps, float(result.mean), float(result.std))
         self.results.append(record)
-        if self.keep_best and record.mean > self.best_mean:
+        if self.keep_best and record.mean >= self.best_mean:
             self.best_mean = record.mean
             self.best_step = record.step
             self.best_state = copy.deepcopy(_parameters_owner(policy).state_dict())
@@ -166,6 +187,7 @@ class EvaluationHook(AbstractHook):
             "best_mean": None if math.isinf(self.best_mean) else self.best_mean,
             "best_step": self.best_step,
             "best_state": self.best_state,
+            "restored_step": self.restored_step,
             "next_step": None if math.isinf(self._next_step) else int(self._next_step),
             "next_episode": None if math.isinf(self._next_episode) else int(self._next_episode),
         }
@@ -182,6 +204,8 @@ class EvaluationHook(AbstractHook):
         self.best_mean = -math.inf if best is None else float(best)
         self.best_step = None if state["best_step"] is None else int(state["best_step"])
         self.best_state = state["best_state"]
+        restored = state.get("restored_step")  # absent from checkpoints of rlkit < 0.2
+        self.restored_step = None if restored is None else int(restored)
         self._next_step = math.inf if state["next_step"] is None else int(state["next_step"])
         self._next_episode = (
             math.inf if state["next_episode"] is None else int(state["next_episode"])

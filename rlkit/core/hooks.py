@@ -26,6 +26,7 @@ __all__ = [
     "AbstractHook",
     "EmptyHook",
     "ComposedHook",
+    "find_hook",
     "hook_plan",
     "TotalRewardPerEpisode",
     "RewardsPerEpisode",
@@ -159,6 +160,21 @@ class ComposedHook(AbstractHook):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         _load_parts("ComposedHook", "hooks", self.hooks, state)
+
+
+def find_hook(hook: Any, kind: type) -> Any:
+    """The first hook of type ``kind`` in ``hook`` (a single hook or ``a + b + ...``), or None.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.TotalRewardPerEpisode() + rk.StepsPerEpisode()
+        >>> rk.find_hook(hook, rk.StepsPerEpisode) is hook.hooks[1]
+        True
+        >>> rk.find_hook(hook, rk.TimePerStep) is None
+        True
+    """
+    parts = hook.hooks if isinstance(hook, ComposedHook) else (hook,)
+    return next((h for h in parts if isinstance(h, kind)), None)
 
 
 def hook_plan(hook: Any, policy: Any, env: Any) -> dict[AbstractStage, list[PlanStep]]:

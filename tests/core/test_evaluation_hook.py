@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -129,10 +130,9 @@ def test_keep_best_keeps_a_copy_of_the_best_parameters():
         return record
 
     hook.evaluate = spy
-    rk.run(policy, env, rk.StopAfterNEpisodes(180), hook)
-    best = max(hook.results, key=lambda r: r.mean)  # the first of equal means
+    rk.run(policy, env, rk.StopAfterNEpisodes(190), hook)  # 10 episodes after the last one
+    best = max(reversed(hook.results), key=lambda r: r.mean)  # the last of equal means
     assert hook.best_mean == best.mean > 0 and hook.best_step == best.step
-    assert best.step < hook.results[-1].step  # training went on after the best evaluation
     expected = snapshots[best.step]["learner"]
     kept = hook.best_state["learner"]
     assert _equal(kept, expected)
@@ -140,6 +140,33 @@ def test_keep_best_keeps_a_copy_of_the_best_parameters():
     # restoring it gives the best evaluation's parameters back
     policy.policy.load_state_dict(hook.best_state)
     assert _equal(policy.policy.state_dict()["learner"], expected)
+
+
+def test_restore_best_keeps_the_later_of_equal_evaluations(monkeypatch):
+    import rlkit.core.evaluation_hook as module
+
+    scores = iter([1.0, 3.0, 3.0, 2.0])  # the evaluations at steps 10, 20, 30, 40
+    monkeypatch.setattr(
+        module, "evaluate", lambda *args, **kwargs: SimpleNamespace(mean=next(scores), std=0.0)
+    )
+    policy, env = q_agent(0)
+    hook = EvaluationHook(rk.GymEnv("FrozenLake-v1"), every_n_steps=10, restore_best=True)
+    snapshots = {}
+    hook.post_act = lambda p, e: (
+        EvaluationHook.post_act(hook, p, e),
+        snapshots.setdefault(hook.total_steps, copy.deepcopy(policy.policy.state_dict())),
+    )
+    rk.run(policy, env, rk.StopAfterNSteps(40), hook)
+    assert [r.mean for r in hook.results] == [1.0, 3.0, 3.0, 2.0]
+    assert hook.best_step == hook.restored_step == 30
+    assert _equal(policy.policy.state_dict()["learner"], snapshots[30]["learner"])
+
+
+def test_restore_best_without_an_evaluation_leaves_the_policy_alone():
+    policy, env = q_agent(0)
+    hook = EvaluationHook(rk.GymEnv("FrozenLake-v1"), every_n_steps=10, restore_best=True)
+    rk.run(policy, env, rk.StopAfterNSteps(5), hook)
+    assert hook.restored_step is None and hook.best_state is None
 
 
 def _equal(a, b) -> bool:
