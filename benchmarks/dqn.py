@@ -12,7 +12,13 @@ count:
   actions and no policy.
 
 The ratio ``training / (floor + bare env)`` is what rlkit adds on top (acting with one forward
-pass per step, replay, sampling, the run loop); the target is at most 1.2. The floor is measured
+pass per step, replay, sampling, the run loop, and the recipe's periodic greedy evaluations,
+whose time is also printed on its own); the target is at most 1.2.
+
+The recipes end with the policy that evaluated best during training (``restore_best``: the
+greedy policy plays 5 episodes every 10% of the run). Each seed prints the greedy mean over 20
+fresh episodes of that policy ("greedy mean") and of the final parameters ("final policy"),
+so both are visible. The floor is measured
 right before each seed's training (so both see the same load on a shared machine) and each seed's
 ratio uses its own floor. Usage::
 
@@ -124,19 +130,30 @@ def main() -> None:
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         floor = compute_floor(probe, steps, seed=seed)
         exp = rk.make_experiment(args.recipe, seed=seed, **kwargs)
+        final = FinalState()
+        evaluation = rk.find_hook(exp.hook, rk.EvaluationHook)
+        timer = _time_calls(evaluation, "evaluate") if evaluation is not None else None
         start = time.perf_counter()
-        rk.run(exp)
+        rk.run(exp.policy, exp.env, exp.stop_condition, final + exp.hook)
         train = time.perf_counter() - start
-        learner = exp.policy.policy.learner
-        assert learner.gradient_steps == steps, (learner.gradient_steps, steps)
+        assert final.gradient_steps == steps, (final.gradient_steps, steps)
         eval_seed = int_seed(spawn_seeds(10_000 + seed, 1)[0])
-        result = rk.evaluate(exp.policy, rk.GymEnv(env_id), args.eval_episodes, seed=eval_seed)
+        eval_env = rk.GymEnv(env_id)
+        result = rk.evaluate(exp.policy, eval_env, args.eval_episodes, seed=eval_seed)
+        exp.policy.policy.load_state_dict(final.state)
+        last = rk.evaluate(exp.policy, eval_env, args.eval_episodes, seed=eval_seed)
         ratio = train / (floor + env_time)
-        rows.append((seed, train, floor, ratio, result.mean))
+        rows.append((seed, train, floor, ratio, result.mean, last.mean))
+        kept = (
+            f" (kept from step {evaluation.restored_step}; final policy {last.mean:.1f}), "
+            f"evaluations during training {timer[0]:.1f} s"
+            if evaluation is not None
+            else ""
+        )
         print(
             f"seed {seed}: training {train:6.1f} s, {total / train:7.0f} env steps/s, greedy "
-            f"mean {result.mean:7.1f} +/- {result.std:5.1f} ({args.eval_episodes} episodes); "
-            f"floor ({steps} gradient steps, no env) {floor:5.1f} s; "
+            f"mean {result.mean:7.1f} +/- {result.std:5.1f} ({args.eval_episodes} episodes)"
+            f"{kept}; floor ({steps} gradient steps, no env) {floor:5.1f} s; "
             f"ratio training / (floor + bare env) {ratio:.2f}",
             flush=True,
         )
@@ -150,11 +167,40 @@ def main() -> None:
     )
     threshold = SOLVED.get(env_id)
     if threshold is not None:
-        solved = sum(r[4] >= threshold for r in rows)
-        print(
-            f"greedy mean >= {threshold:g} on {solved} of {len(rows)} seeds "
-            f"(means: {', '.join(f'{r[4]:.1f}' for r in rows)})"
-        )
+        for label, column in (("greedy mean", 4), ("final policy", 5)):
+            solved = sum(r[column] >= threshold for r in rows)
+            print(
+                f"{label} >= {threshold:g} on {solved} of {len(rows)} seeds "
+                f"(means: {', '.join(f'{r[column]:.1f}' for r in rows)})"
+            )
+
+
+class FinalState(rk.AbstractHook):
+    """Keeps a copy of the policy's state when the run ends, before the recipe's evaluation
+    hook restores the best one (this hook comes first in the chain)."""
+
+    state: dict | None = None
+    gradient_steps = 0
+
+    def post_experiment(self, policy, env) -> None:
+        self.state = copy.deepcopy(policy.policy.state_dict())
+        self.gradient_steps = policy.policy.learner.gradient_steps
+
+
+def _time_calls(obj, name: str) -> list[float]:
+    """Wrap ``obj.name`` to add the seconds of each call to the returned one-element list."""
+    total = [0.0]
+    method = getattr(obj, name)
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            total[0] += time.perf_counter() - start
+
+    setattr(obj, name, timed)
+    return total
 
 
 def _gradient_steps(controller: rk.InsertSampleRatioController, total: int) -> int:

@@ -14,6 +14,12 @@ Known deviation: with ``learning_starts=0`` (Acrobot) Stable-Baselines3 trains f
 batches drawn with replacement from fewer transitions than the batch size; here training starts
 once the replay holds one batch (128 transitions).
 
+Model selection, as rl-baselines3-zoo trains with an ``EvalCallback``: every 10% of the run the
+greedy policy plays 5 episodes on a separate environment, and the run ends with the policy that
+evaluated best (``rk.EvaluationHook(..., restore_best=True)``, ties going to the later policy).
+DQN's greedy performance on CartPole swings between 500 and about 100 from one evaluation to
+the next late in training, so the final parameters are a lottery; the kept ones are not.
+
 Every generator (environment, explorer, replay sampler, network initialisation) is derived from
 the recipe's ``seed`` with ``numpy.random.SeedSequence``; the network is initialised from a local
 ``torch.Generator`` (``q_network(..., seed=...)``), so nothing depends on torch's global random
@@ -41,6 +47,7 @@ __all__ = [
     "RandomWarmupEpsilonGreedy",
     "adam",
     "build_replay_agent",
+    "best_policy_evaluation",
 ]
 
 
@@ -248,13 +255,31 @@ def build_replay_agent(
     return rk.Agent(rk.QBasedPolicy(learner, explorer), trajectory), env
 
 
+EVAL_EPISODES = 5  # rl-baselines3-zoo's default n_eval_episodes
+
+
+def best_policy_evaluation(config: ZooConfig, seed: int) -> rk.EvaluationHook:
+    """The recipes' model selection, rl-baselines3-zoo's ``EvalCallback`` practice: every 10% of
+    the run the greedy policy plays ``EVAL_EPISODES`` episodes on its own environment, and the
+    run ends with the policy that evaluated best (``restore_best``; ties go to the later one).
+    Its generator is the recipe seed's fifth child (the agent uses the first four), so the
+    training run is the same with or without it."""
+    return rk.EvaluationHook(
+        rk.GymEnv(config.env_id),
+        every_n_steps=max(config.total_steps // 10, 1),
+        n_episodes=EVAL_EPISODES,
+        seed=spawn_seeds(seed, 5)[4],
+        restore_best=True,
+    )
+
+
 def _experiment(config: ZooConfig, seed: int, description: str, **kwargs: Any) -> rk.Experiment:
     agent, env = build_replay_agent(config, seed, **kwargs)
     return rk.Experiment(
         policy=agent,
         env=env,
         stop_condition=rk.StopAfterNSteps(config.total_steps),
-        hook=rk.TotalRewardPerEpisode(),
+        hook=rk.TotalRewardPerEpisode() + best_policy_evaluation(config, seed),
         description=description,
     )
 

@@ -44,7 +44,12 @@ def test_dqn_cartpole_uses_the_rl_baselines3_zoo_hyperparameters():
     assert explorer.kind == "linear" and explorer.decay_steps == 8000  # 16% of 50k
     linears = [m for m in learner.model.modules() if isinstance(m, torch.nn.Linear)]
     assert [m.out_features for m in linears] == [256, 256, 2]
-    assert isinstance(exp.hook, rk.TotalRewardPerEpisode)
+    returns, evaluation = exp.hook.hooks
+    assert isinstance(returns, rk.TotalRewardPerEpisode)
+    # model selection as rl-baselines3-zoo's EvalCallback: 5 greedy episodes every 10%
+    assert isinstance(evaluation, rk.EvaluationHook) and evaluation.env is not exp.env
+    assert (evaluation.every_n_steps, evaluation.n_episodes) == (5000, 5)
+    assert evaluation.restore_best
 
 
 def test_dqn_mountain_car_uses_the_rl_baselines3_zoo_hyperparameters():
@@ -111,11 +116,37 @@ def test_warm_up_actions_are_uniformly_random_whatever_the_network_says():
 @pytest.mark.parametrize("name", RECIPES)
 def test_every_recipe_runs_a_short_training(name):
     exp = rk.make_experiment(name, seed=1, total_steps=1100)
+    returns, evaluation = exp.hook.hooks
+    evaluation.restore_best = False  # look at the final state here
     rk.run(exp)
     learner = exp.policy.policy.learner
     assert learner.env_steps == 1100
     assert learner.gradient_steps > 0
-    assert exp.hook.rewards  # finished episodes were recorded
+    assert returns.rewards  # finished episodes were recorded
+    assert [r.step for r in evaluation.results] == list(range(110, 1101, 110))
+
+
+def test_recipes_end_with_the_policy_that_evaluated_best():
+    exp = rk.make_experiment("DQN_CartPole", seed=1, total_steps=3000)
+    evaluation = exp.hook.hooks[1]
+    states = {}
+    evaluate = evaluation.evaluate
+
+    def evaluate_and_keep(policy):
+        record = evaluate(policy)
+        states[record.step] = [p.detach().clone() for p in policy.policy.learner.model.parameters()]
+        return record
+
+    evaluation.evaluate = evaluate_and_keep
+    rk.run(exp)
+    means = [r.mean for r in evaluation.results]
+    best = max(r.step for r in evaluation.results if r.mean == max(means))  # later of equals
+    assert evaluation.restored_step == best < 3000 and len(means) == 10  # not the last one
+    learner = exp.policy.policy.learner
+    assert learner.env_steps == best
+    assert all(
+        torch.equal(a, b) for a, b in zip(states[best], learner.model.parameters(), strict=True)
+    )
 
 
 def parameters_after_short_run(seed: int) -> list[torch.Tensor]:
