@@ -13,14 +13,14 @@ count:
 
 The ratio ``training / (floor + bare env)`` is what rlkit adds on top (acting with one forward
 pass per step, replay, sampling, the run loop, and the recipe's periodic greedy evaluations,
-whose time is also printed on its own); the target is at most 1.2.
+whose time is also printed on its own); the target is at most 1.2. The floor is measured right
+before each seed's training (so both see the same load on a shared machine) and each seed's
+ratio uses its own floor.
 
 The recipes end with the policy that evaluated best during training (``restore_best``: the
 greedy policy plays 5 episodes every 10% of the run). Each seed prints the greedy mean over 20
 fresh episodes of that policy ("greedy mean") and of the final parameters ("final policy"),
-so both are visible. The floor is measured
-right before each seed's training (so both see the same load on a shared machine) and each seed's
-ratio uses its own floor. Usage::
+so both are visible. Usage::
 
     python benchmarks/dqn.py [--seeds 5] [--threads 1] [--recipe DQN_CartPole]
 """
