@@ -409,7 +409,31 @@ class TimePerStep(AbstractHook):
 # ---- callbacks ----
 
 
-class DoEveryNSteps(AbstractHook):
+class _EveryN(AbstractHook):
+    """Counts calls of ``_tick`` in ``t`` and calls ``f(t, policy, env)`` at every ``n``-th;
+    the count is the hook's checkpoint state."""
+
+    def __init__(self, f: Callable[[int, Any, Any], Any], n: int = 1) -> None:
+        name = type(self).__name__
+        self.f = _check_callable(name, f, "f(t, policy, env)")
+        self.n = _positive_int(name, "n", n)
+        self.t = 0
+
+    def _tick(self, policy: Any, env: Any) -> None:
+        self.t += 1
+        if self.t % self.n == 0:
+            self.f(self.t, policy, env)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"t": self.t}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        name = type(self).__name__
+        _require(name, state, "t")
+        self.t = _count(name, state, "t")
+
+
+class DoEveryNSteps(_EveryN):
     """Call ``f(t, policy, env)`` at PostAct of every ``n``-th environment step, where ``t`` is
     the number of steps this hook has seen (across runs).
 
@@ -423,28 +447,13 @@ class DoEveryNSteps(AbstractHook):
         [4, 8]
     """
 
-    def __init__(self, f: Callable[[int, Any, Any], Any], n: int = 1) -> None:
-        self.f = _check_callable("DoEveryNSteps", f, "f(t, policy, env)")
-        self.n = _positive_int("DoEveryNSteps", "n", n)
-        self.t = 0
+    post_act = _EveryN._tick
 
     def __repr__(self) -> str:
         return f"DoEveryNSteps({_name(self.f)}, n={self.n})"
 
-    def post_act(self, policy: Any, env: Any) -> None:
-        self.t += 1
-        if self.t % self.n == 0:
-            self.f(self.t, policy, env)
 
-    def state_dict(self) -> dict[str, Any]:
-        return {"t": self.t}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("DoEveryNSteps", state, "t")
-        self.t = _count("DoEveryNSteps", state, "t")
-
-
-class DoEveryNEpisodes(AbstractHook):
+class DoEveryNEpisodes(_EveryN):
     """Call ``f(t, policy, env)`` every ``n`` episodes, at ``stage``.
 
     At ``rk.POST_EPISODE_STAGE`` (the default) ``t`` counts finished episodes and ``f`` runs after
@@ -467,32 +476,18 @@ class DoEveryNEpisodes(AbstractHook):
         n: int = 1,
         stage: AbstractStage = POST_EPISODE_STAGE,
     ) -> None:
-        self.f = _check_callable("DoEveryNEpisodes", f, "f(t, policy, env)")
-        self.n = _positive_int("DoEveryNEpisodes", "n", n)
+        super().__init__(f, n)
         if stage is not PRE_EPISODE_STAGE and stage is not POST_EPISODE_STAGE:
             raise ValueError(
                 f"DoEveryNEpisodes: stage must be rk.POST_EPISODE_STAGE or rk.PRE_EPISODE_STAGE, "
                 f"got {stage!r}"
             )
         self.stage = stage
-        self.t = 0
         # Only the chosen stage's method is overridden, so the call plan holds just that one.
         setattr(self, stage.method_name, self._tick)
 
     def __repr__(self) -> str:
         return f"DoEveryNEpisodes({_name(self.f)}, n={self.n}, stage={self.stage!r})"
-
-    def _tick(self, policy: Any, env: Any) -> None:
-        self.t += 1
-        if self.t % self.n == 0:
-            self.f(self.t, policy, env)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"t": self.t}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("DoEveryNEpisodes", state, "t")
-        self.t = _count("DoEveryNEpisodes", state, "t")
 
 
 class DoOnExit(AbstractHook):
