@@ -17,15 +17,17 @@ import importlib
 from typing import Any
 
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
-from .core.dispatch import (
-    DispatchError,
-    PlanStep,
-    collect_statistics,
-    forward,
-    noop,
-    run_loop,
-    statistics,
-    update,
+from . import hooks as _hooks  # noqa: F401 - registers hook composition and resume_from
+from .core.dispatch import DispatchError, greedy, statistics, update
+from .core.interfaces import (
+    AbstractApproximator,
+    AbstractEnv,
+    AbstractHook,
+    AbstractLearner,
+    AbstractPolicy,
+    AbstractStopCondition,
+    AbstractTrajectory,
+    InvalidActionError,
 )
 from .core.stages import (
     POST_ACT_STAGE,
@@ -34,7 +36,6 @@ from .core.stages import (
     PRE_ACT_STAGE,
     PRE_EPISODE_STAGE,
     PRE_EXPERIMENT_STAGE,
-    STAGES,
     AbstractStage,
     PostActStage,
     PostEpisodeStage,
@@ -43,78 +44,54 @@ from .core.stages import (
     PreEpisodeStage,
     PreExperimentStage,
 )
+from .core.version import __version__
 
-__version__ = "0.1.0"
-
-# public name -> module that defines it (imported lazily by __getattr__)
+# public name -> module that defines it (imported lazily by __getattr__). This is the API of
+# DESIGN.md section 4; plumbing (plan steps, state helpers, sum trees, ...) stays importable
+# from its own module only.
 _LAZY: dict[str, str] = {
-    # core
+    # the run loop and experiments
     "run": "rlkit.core.run",
     "explain": "rlkit.core.plan",
-    "build_plan": "rlkit.core.plan",
-    "CallPlan": "rlkit.core.plan",
-    "Experiment": "rlkit.core.experiment",
-    "experiment": "rlkit.core.experiment",
-    "list_experiments": "rlkit.core.experiment",
-    "make_experiment": "rlkit.core.experiment",
+    **dict.fromkeys(
+        ["Experiment", "experiment", "list_experiments", "make_experiment"],
+        "rlkit.core.experiment",
+    ),
     "UnknownExperimentError": "rlkit.core.experiment",
-    "spawn_seeds": "rlkit.core.seeding",
-    "spawn_generators": "rlkit.core.seeding",
-    **dict.fromkeys(
-        ["AbstractLogger", "TensorBoardLogger", "CSVLogger", "JSONLinesLogger"],
-        "rlkit.core.logging",
-    ),
-    "ProgressBar": "rlkit.core.progress",
     **dict.fromkeys(
         [
-            "CheckpointHook",
-            "CheckpointError",
-            "save_checkpoint",
-            "load_checkpoint",
-            "latest_checkpoint",
-        ],
-        "rlkit.core.checkpoint",
-    ),
-    "get_state": "rlkit.core.state",
-    "set_state": "rlkit.core.state",
-    "EvaluationHook": "rlkit.core.evaluation_hook",
-    "EvaluationRecord": "rlkit.core.evaluation_hook",
-    "evaluate": "rlkit.core.evaluation",
-    "EvaluationResult": "rlkit.core.evaluation",
-    "greedy": "rlkit.core.evaluation",
-    **dict.fromkeys(
-        [
-            "AbstractHook",
-            "EmptyHook",
-            "ComposedHook",
-            "find_hook",
-            "TotalRewardPerEpisode",
-            "RewardsPerEpisode",
-            "StepsPerEpisode",
-            "TimePerStep",
-            "DoEveryNSteps",
-            "DoEveryNEpisodes",
-            "DoOnExit",
-        ],
-        "rlkit.core.hooks",
-    ),
-    **dict.fromkeys(
-        [
-            "AbstractStopCondition",
             "StopAfterNSteps",
             "StopAfterNEpisodes",
             "StopWhenDone",
             "StopAfterNoImprovement",
             "StopAfterNSeconds",
             "StopSignal",
-            "StopAny",
-            "StopAll",
         ],
         "rlkit.core.stop_conditions",
     ),
+    # hooks
+    **dict.fromkeys(
+        [
+            "EmptyHook",
+            "find_hook",
+            "TotalRewardPerEpisode",
+            "RewardsPerEpisode",
+            "StepsPerEpisode",
+            "TimePerStep",
+        ],
+        "rlkit.hooks.basic",
+    ),
+    **dict.fromkeys(["DoEveryNSteps", "DoEveryNEpisodes", "DoOnExit"], "rlkit.hooks.every_n"),
+    **dict.fromkeys(
+        ["AbstractLogger", "TensorBoardLogger", "CSVLogger", "JSONLinesLogger"],
+        "rlkit.hooks.logging",
+    ),
+    "ProgressBar": "rlkit.hooks.progress",
+    "EvaluationHook": "rlkit.hooks.evaluation",
+    "evaluate": "rlkit.hooks.evaluate",
+    "CheckpointHook": "rlkit.hooks.checkpoint",
+    "CheckpointError": "rlkit.hooks.checkpoint",
     # environments
-    "AbstractEnv": "rlkit.envs.base",
-    "InvalidActionError": "rlkit.envs.base",
     "GymEnv": "rlkit.envs.gym",
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
@@ -123,7 +100,6 @@ _LAZY: dict[str, str] = {
     "GridWorldEnv": "rlkit.envs.toy.grid_world",
     "GamblersProblemEnv": "rlkit.envs.toy.gamblers_problem",
     # policies and explorers
-    "AbstractPolicy": "rlkit.policies.base",
     "Agent": "rlkit.policies.agent",
     "RandomPolicy": "rlkit.policies.random",
     "QBasedPolicy": "rlkit.policies.q_based",
@@ -139,45 +115,45 @@ _LAZY: dict[str, str] = {
         "rlkit.policies.explorers",
     ),
     # approximators
-    "AbstractApproximator": "rlkit.approximators.base",
     "TabularVApproximator": "rlkit.approximators.tabular",
     "TabularQApproximator": "rlkit.approximators.tabular",
     "NeuralNetworkApproximator": "rlkit.approximators.neural",
     "TargetNetwork": "rlkit.approximators.neural",
-    "q_network": "rlkit.approximators.neural",
-    "DuelingHead": "rlkit.approximators.neural",
     # learners
-    "AbstractLearner": "rlkit.learners.base",
-    "TDLearner": "rlkit.learners.td",
-    "MonteCarloLearner": "rlkit.learners.monte_carlo",
-    "BasicDQNLearner": "rlkit.learners.basic_dqn",
-    "DQNLearner": "rlkit.learners.dqn",
-    "PrioritizedDQNLearner": "rlkit.learners.prioritized_dqn",
-    "QRDQNLearner": "rlkit.learners.qr_dqn",
-    "policy_evaluation": "rlkit.learners.dynamic_programming",
-    "policy_iteration": "rlkit.learners.dynamic_programming",
-    "value_iteration": "rlkit.learners.dynamic_programming",
+    "TDLearner": "rlkit.learners.tabular.td",
+    "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",
+    **dict.fromkeys(
+        ["policy_evaluation", "policy_iteration", "value_iteration"],
+        "rlkit.learners.tabular.dynamic_programming",
+    ),
+    "BasicDQNLearner": "rlkit.learners.value_based.basic_dqn",
+    "DQNLearner": "rlkit.learners.value_based.dqn",
+    "PrioritizedDQNLearner": "rlkit.learners.value_based.prioritized",
+    "QRDQNLearner": "rlkit.learners.value_based.qr_dqn",
     # trajectories
-    "AbstractTrajectory": "rlkit.trajectories.base",
     "VectorSARTTrajectory": "rlkit.trajectories.episodic",
     "CircularArraySARTTrajectory": "rlkit.trajectories.circular",
+    "PrioritizedCircularArraySARTTrajectory": "rlkit.trajectories.prioritized",
     "BatchSampler": "rlkit.trajectories.samplers",
     "NStepBatchSampler": "rlkit.trajectories.samplers",
-    "PrioritizedCircularArraySARTTrajectory": "rlkit.trajectories.prioritized",
-    "SumTree": "rlkit.trajectories.sum_tree",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
 }
 
 __all__ = sorted(
     [
+        "__version__",
         "update",
-        "run_loop",
         "statistics",
-        "collect_statistics",
-        "noop",
-        "forward",
+        "greedy",
         "DispatchError",
-        "PlanStep",
+        "AbstractEnv",
+        "AbstractPolicy",
+        "AbstractLearner",
+        "AbstractTrajectory",
+        "AbstractApproximator",
+        "AbstractHook",
+        "AbstractStopCondition",
+        "InvalidActionError",
         "AbstractStage",
         "PreExperimentStage",
         "PreEpisodeStage",
@@ -191,7 +167,6 @@ __all__ = sorted(
         "POST_ACT_STAGE",
         "POST_EPISODE_STAGE",
         "POST_EXPERIMENT_STAGE",
-        "STAGES",
         *_LAZY,
     ]
 )

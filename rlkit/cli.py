@@ -19,7 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .core.hooks import AbstractHook, find_hook
+from .core.interfaces import AbstractHook
+from .hooks.basic import find_hook
 
 __all__ = ["main"]
 
@@ -120,9 +121,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from .core.checkpoint import CheckpointError, latest_checkpoint, read_checkpoint
     from .core.experiment import UnknownExperimentError, make_experiment
     from .core.run import run
+    from .hooks.checkpoint import CheckpointError, latest_checkpoint, read_checkpoint
 
     run_dir = args.run_dir
     try:
@@ -159,9 +160,9 @@ def _resume(args: argparse.Namespace) -> int:
 def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: bool) -> Any:
     """The hooks of a CLI run: the same chain for ``run`` and ``resume`` (a checkpoint is
     restored into a chain of the same hooks)."""
-    from .core.hooks import StepsPerEpisode, TotalRewardPerEpisode
-    from .core.logging import CSVLogger, TensorBoardLogger
-    from .core.progress import ProgressBar
+    from .hooks.basic import StepsPerEpisode, TotalRewardPerEpisode
+    from .hooks.logging import CSVLogger, TensorBoardLogger
+    from .hooks.progress import ProgressBar
 
     own = find_hook(experiment.hook, TotalRewardPerEpisode)
     returns, steps = own or TotalRewardPerEpisode(), StepsPerEpisode()
@@ -178,7 +179,7 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
     hook = hook + bar + summary
     every = config.get("checkpoint_every")
     if every is not None:
-        from .core.checkpoint import CheckpointHook
+        from .hooks.checkpoint import CheckpointHook
 
         metadata = {"experiment": config["experiment"], "seed": config["seed"]}
         hook = hook + CheckpointHook(
@@ -190,7 +191,7 @@ def _hooks(experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: boo
 def _report_evaluations(experiment: Any, run_dir: Path) -> None:
     """Print the recipe's greedy evaluations (if it has an ``EvaluationHook``) and write them to
     ``evaluations.csv``: step, mean and std of the return per evaluation."""
-    from .core.evaluation_hook import EvaluationHook
+    from .hooks.evaluation import EvaluationHook
 
     hook = find_hook(experiment.hook, EvaluationHook)
     if hook is None or not hook.results:
@@ -224,7 +225,7 @@ def _new_run_dir(parent: Path, name: str, seed: int) -> Path:
 
 def _write_config(run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
     """``config.json``: what ``rlkit resume`` needs to rebuild the run (name, seed, arguments)."""
-    from . import __version__
+    from .core.version import __version__
 
     config = {
         "experiment": args.name,

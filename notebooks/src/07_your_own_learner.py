@@ -112,7 +112,7 @@ def _(
     h[action] += step
 
 
-# Optional: numbers worth logging, for rk.collect_statistics and the logging hooks.
+# Optional: numbers worth logging, for rk.statistics and the logging hooks.
 @rk.statistics.dispatch
 def _(learner: GradientBandit, /):
     return {"average_reward": float(learner.average_reward)}
@@ -164,7 +164,7 @@ rk.explain(agent, env, hook, rk.StopAfterNEpisodes(N_STEPS))
 
 # %%
 rk.run(agent, env, rk.StopAfterNEpisodes(N_STEPS), hook)
-print(rk.collect_statistics(agent))  # statistics of the agent's parts, by name
+print(rk.statistics(agent.policy.learner))  # what the learner reports to logging hooks
 
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 left.plot(np.cumsum(hook[0].rewards) / np.arange(1, N_STEPS + 1))

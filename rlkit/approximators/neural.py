@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ..core.dispatch import statistics
-from .base import AbstractApproximator
+from ..core.interfaces import AbstractApproximator
 
 __all__ = [
     "NeuralNetworkApproximator",

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .base import AbstractApproximator
+from ..core.interfaces import AbstractApproximator
 
 __all__ = ["TabularQApproximator", "TabularVApproximator"]
 

@@ -19,6 +19,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from plum import AmbiguousLookupError, Dispatcher, NotFoundLookupError, Signature
@@ -27,6 +28,9 @@ __all__ = [
     "update",
     "run_loop",
     "statistics",
+    "greedy",
+    "compose",
+    "restore",
     "collect_statistics",
     "noop",
     "forward",
@@ -85,6 +89,43 @@ def statistics(*args):  # pragma: no cover - abstract: methods are added with .d
 @statistics.dispatch
 def _(obj: object, /):
     return {}
+
+
+@_dispatch.abstract
+def greedy(*args):  # pragma: no cover - abstract: methods are added with .dispatch
+    """``greedy(policy[, seed])``: the greedy form of ``policy``, for evaluation.
+
+    Policies with a separate greedy form add a method beside their class (an ``Agent`` is
+    unwrapped, a ``QBasedPolicy`` acts with a ``GreedyExplorer``); any other policy is its own
+    greedy form. ``seed`` seeds the generator the greedy form breaks ties with (0 when None).
+
+    Example:
+        >>> import rlkit as rk
+        >>> class Zero(rk.AbstractLearner):
+        ...     def __call__(self, env):
+        ...         return [0.0, 1.0]
+        >>> agent = rk.Agent(rk.QBasedPolicy(Zero(), rk.EpsilonGreedyExplorer(0.5)),
+        ...                  rk.VectorSARTTrajectory())
+        >>> policy = rk.greedy(agent)
+        >>> policy.explorer, policy.learner is agent.policy.learner
+        (GreedyExplorer(), True)
+    """
+
+
+@greedy.dispatch
+def _(policy: object, seed: object = None, /):
+    return policy
+
+
+@_dispatch.abstract
+def compose(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks.basic
+    """``compose(hook_a, hook_b)``: the hook that calls ``hook_a`` then ``hook_b`` (``a + b``)."""
+
+
+@_dispatch.abstract
+def restore(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks.checkpoint
+    """``restore(source, policy, env, stop_condition, hook)``: load a saved run's state into its
+    objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``)."""
 
 
 def collect_statistics(policy: Any) -> dict[str, float]:
@@ -155,12 +196,15 @@ def where(fn: Callable) -> str:
     return f"{_short_path(file)}:{line}"
 
 
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
 def _short_path(file: str) -> str:
-    marker = "/rlkit/"
-    if marker in file:
-        return "rlkit/" + file.rsplit(marker, 1)[1]
-    parts = file.replace("\\", "/").split("/")
-    return "/".join(parts[-2:])
+    """``rlkit/...`` for a file of this package, else the file's folder and name."""
+    path = Path(file).resolve()
+    if path.is_relative_to(_PACKAGE):
+        return "rlkit/" + path.relative_to(_PACKAGE).as_posix()
+    return "/".join(path.parts[-2:])
 
 
 def _type_names(types: tuple[type, ...]) -> str:

@@ -6,10 +6,8 @@ import difflib
 import importlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-from .hooks import EmptyHook
 
 __all__ = [
     "Experiment",
@@ -46,7 +44,7 @@ class Experiment:
     policy: Any
     env: Any
     stop_condition: Any
-    hook: Any = field(default_factory=EmptyHook)
+    hook: Any = None
     description: str = ""
     name: str = ""
     seed: int | None = None

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from .dispatch import PlanStep
-from .hooks import EmptyHook, hook_plan
+from .dispatch import PlanStep, where
+from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy
 from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
 from .stop_conditions import stop_plan
 
-__all__ = ["CallPlan", "build_plan", "explain"]
+__all__ = ["CallPlan", "build_plan", "explain", "hook_plan"]
 
 # Who speaks first at each stage (DESIGN.md section 2): the hook before the policy only at
 # PreExperiment, the policy first everywhere else.
@@ -19,11 +21,13 @@ _HOOK_FIRST = {PRE_EXPERIMENT_STAGE}
 
 @dataclass
 class CallPlan:
-    """What a run calls at each stage, as resolved plan steps, plus the stop checks."""
+    """What a run calls at each stage, as resolved plan steps, plus the stop checks (which
+    include the hooks' ``after_step_check`` / ``after_episode_check`` calls)."""
 
     stages: dict[AbstractStage, list[PlanStep]] = field(default_factory=dict)
     stop_step: PlanStep | None = None
     stop_episode: PlanStep | None = None
+    checks_stop: bool = False  # the stop condition checks anything (after steps or episodes)
 
     def calls(self, stage: AbstractStage) -> tuple:
         """The plain functions to call at ``stage``, in order."""
@@ -45,21 +49,39 @@ class CallPlan:
         return "\n".join(lines)
 
 
+def hook_plan(hook: Any, policy: Any, env: Any) -> dict[AbstractStage | str, list[PlanStep]]:
+    """The call plan of any hook: an :class:`AbstractHook`'s own, or every stage for a plain
+    callable ``hook(stage, policy, env, action=None)``."""
+    if isinstance(hook, AbstractHook):
+        return hook.plan(policy, env)
+    if not callable(hook):
+        raise TypeError(
+            f"run: hook must be callable as hook(stage, policy, env[, action]), "
+            f"got {type(hook).__name__}: {hook!r}"
+        )
+    name = getattr(hook, "__qualname__", type(hook).__name__)
+    # At PreAct the run loop passes the action as the one remaining argument.
+    return {
+        stage: [PlanStep(partial(hook, stage, policy, env), name, where(hook))] for stage in STAGES
+    }
+
+
 def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = None) -> CallPlan:
     """Resolve the calls of ``run(policy, env, stop_condition, hook)`` once.
 
-    Raises ``DispatchError`` (a ``TypeError``) naming the types when a method is missing or
-    ambiguous, and ``TypeError`` for arguments of the wrong kind.
+    Hooks are attached to the run first (:meth:`AbstractHook.attach`). Raises
+    ``DispatchError`` (a ``TypeError``) naming the types when a method is missing or ambiguous,
+    and ``TypeError`` for arguments of the wrong kind.
     """
-    from ..policies.base import AbstractPolicy
-
     if not isinstance(policy, AbstractPolicy):
         raise TypeError(
             f"run: policy must be an rk.AbstractPolicy (e.g. rk.Agent, rk.RandomPolicy), got "
             f"{type(policy).__name__}: {policy!r}"
         )
+    if isinstance(hook, AbstractHook):
+        hook.attach(policy, env, stop_condition, hook)
     policy_plan = policy.plan(env)
-    hooks = hook_plan(EmptyHook() if hook is None else hook, policy, env)
+    hooks = {} if hook is None else hook_plan(hook, policy, env)
     plan = CallPlan()
     for stage in STAGES:
         mine, theirs = policy_plan.get(stage, []), hooks.get(stage, [])
@@ -68,7 +90,37 @@ def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = No
             plan.stages[stage] = steps
     if stop_condition is not None:
         plan.stop_step, plan.stop_episode = stop_plan(stop_condition, policy, env)
+        plan.checks_stop = plan.stop_step is not None or plan.stop_episode is not None
+    after_step, after_episode = (hooks.get(moment, []) for moment in CHECK_MOMENTS)
+    plan.stop_step = _then(plan.stop_step, after_step, "no step check")
+    plan.stop_episode = _then(plan.stop_episode, after_episode, "no episode check")
     return plan
+
+
+def _then(check: PlanStep | None, after: list[PlanStep], nothing: str) -> PlanStep | None:
+    """The stop check followed by the hooks' calls at that moment (the check alone without any).
+
+    The wrapped check returns the stop condition's answer and passes it to every call.
+    """
+    if not after:
+        return check
+    first: Callable[[], Any] = check.call if check is not None else _never
+    calls = tuple(step.call for step in after)
+
+    def check_then_hooks() -> bool:
+        stop = bool(first())
+        for call in calls:
+            call(stop)
+        return stop
+
+    names = ", ".join(step.name for step in after)
+    return PlanStep(
+        check_then_hooks, f"{check.name if check else nothing}, then {names}", after[0].where
+    )
+
+
+def _never() -> bool:
+    return False
 
 
 def explain(policy: Any, env: Any, hook: Any = None, stop_condition: Any = None) -> None:

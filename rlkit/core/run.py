@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..envs.base import AbstractEnv
-from ..policies.base import AbstractPolicy
-from .checkpoint import load_checkpoint, prepare_checkpoints
-from .dispatch import run_loop
+from .dispatch import restore, run_loop
+from .interfaces import AbstractEnv, AbstractPolicy
 from .plan import CallPlan, build_plan
 from .stages import (
     POST_ACT_STAGE,
@@ -69,11 +67,10 @@ def run(
     if stop_condition is None:
         raise TypeError("run: a stop_condition is required, e.g. rk.StopAfterNSteps(10_000)")
     if resume_from is not None:
-        load_checkpoint(resume_from, policy, env, stop_condition, hook)
+        restore(resume_from, policy, env, stop_condition, hook)
     plan = build_plan(policy, env, hook, stop_condition)
-    if plan.stop_step is None and plan.stop_episode is None:
+    if not plan.checks_stop:
         raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")
-    prepare_checkpoints(plan, policy, env, stop_condition, hook)
     run_loop(policy, env, plan)
     return hook
 

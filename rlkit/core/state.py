@@ -2,7 +2,7 @@
 
 Every stateful rlkit object implements ``state_dict() -> dict`` and ``load_state_dict(state)``;
 the state is a nested structure of dicts, lists, tuples, numpy arrays and scalars, Python
-scalars, strings, None and torch tensors (what :mod:`rlkit.core.checkpoint` can write).
+scalars, strings, None and torch tensors (what :mod:`rlkit.hooks.checkpoint` can write).
 :func:`get_state` and :func:`set_state` apply that protocol to any object, and also handle the
 random generators that have no ``state_dict`` of their own (``numpy.random.Generator``,
 ``torch.Generator``). :func:`attribute_state` saves the plain attributes of an object that has
@@ -36,6 +36,10 @@ __all__ = [
     "attribute_state",
     "load_attribute_state",
     "is_plain",
+    "require_keys",
+    "state_count",
+    "state_or_none",
+    "load_parts",
 ]
 
 # numpy bit generators a saved state may name (looked up in this table, never by getattr)
@@ -201,3 +205,45 @@ def load_attribute_state(obj: Any, state: dict[str, Any]) -> None:
             set_generator_state(rng, rng_state)
         else:
             setattr(obj, name, _new_generator(rng_state))
+
+
+def require_keys(owner: str, state: Any, *keys: str) -> None:
+    """Reject a state that is not a dict with ``keys`` (a corrupt or foreign checkpoint)."""
+    if not isinstance(state, dict):
+        raise TypeError(f"{owner}.load_state_dict: expected a dict, got {type(state).__name__}")
+    missing = [k for k in keys if k not in state]
+    if missing:
+        raise ValueError(
+            f"{owner}.load_state_dict: state lacks {missing}; got keys {sorted(state)} "
+            f"(a checkpoint of another object?)"
+        )
+
+
+def state_count(owner: str, state: dict[str, Any], key: str) -> int:
+    """``state[key]``, which must be a non-negative integer (a counter)."""
+    value = state[key]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(
+            f"{owner}.load_state_dict: {key} must be a non-negative integer, got {value!r}"
+        )
+    return int(value)
+
+
+def state_or_none(part: Any) -> Any:
+    """``part.state_dict()``, or None when ``part`` has no ``state_dict``."""
+    method = getattr(part, "state_dict", None)
+    return method() if callable(method) else None
+
+
+def load_parts(owner: str, key: str, parts: tuple, state: dict[str, Any]) -> None:
+    """Restore the parts of a composite (hooks of a ComposedHook, conditions of StopAny/StopAll)."""
+    require_keys(owner, state, key)
+    states = state[key]
+    if not isinstance(states, list) or len(states) != len(parts):
+        raise ValueError(
+            f"{owner}.load_state_dict: expected a list of {len(parts)} states under {key!r}, "
+            f"got {states!r:.80}"
+        )
+    for part, part_state in zip(parts, states, strict=True):
+        if part_state is not None:
+            part.load_state_dict(part_state)

@@ -19,16 +19,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .checks import callable_name, check_callable, positive_int
 from .dispatch import PlanStep, where
-from .hooks import (
-    _check_callable,
-    _count,
-    _load_parts,
-    _name,
-    _positive_int,
-    _require,
-    _state_of,
-)
+from .interfaces import AbstractStopCondition, bind_check
+from .state import load_parts, require_keys, state_count, state_or_none
 
 __all__ = [
     "AbstractStopCondition",
@@ -44,65 +38,6 @@ __all__ = [
 ]
 
 
-class AbstractStopCondition:
-    """Base class: override ``step`` (checked after every step) and/or ``episode`` (checked
-    after every finished episode). Both return True to stop the run. Counters keep counting
-    across runs, so ``run(..., StopAfterNSteps(n))`` twice on the same condition stops at once
-    the second time; build a new one per run."""
-
-    def step(self, policy: Any, env: Any) -> bool:
-        """Called after every step; True stops the run at once."""
-        return False
-
-    def episode(self, policy: Any, env: Any) -> bool:
-        """Called after every finished episode (after PostEpisode); True stops the run."""
-        return False
-
-    def __call__(self, policy: Any, env: Any) -> bool:
-        return self.step(policy, env)
-
-    def __or__(self, other: AbstractStopCondition) -> StopAny:
-        return StopAny(self, other)
-
-    def __and__(self, other: AbstractStopCondition) -> StopAll:
-        return StopAll(self, other)
-
-    def __ror__(self, other: Any) -> StopAny:
-        return StopAny(other, self)
-
-    def __rand__(self, other: Any) -> StopAll:
-        return StopAll(other, self)
-
-    def progress(self) -> tuple[float, float, str] | None:
-        """``(done, total, unit)`` for a progress bar, or None when the end is unknown."""
-        return None
-
-    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
-        """The resolved step-level and episode-level checks (None where not overridden).
-
-        Called once when a run starts (and by ``rk.explain``); a subclass may override it to
-        note the start, calling ``super().plan(policy, env)`` for the result.
-        """
-        cls = type(self)
-        return tuple(
-            None
-            if getattr(cls, name) is getattr(AbstractStopCondition, name)
-            else PlanStep(
-                _bind(getattr(self, name), policy, env),
-                f"{cls.__name__}.{name}",
-                where(getattr(self, name)),
-            )
-            for name in ("step", "episode")
-        )
-
-
-def _bind(method: Callable[[Any, Any], bool], policy: Any, env: Any) -> Callable[[], bool]:
-    def check() -> bool:
-        return method(policy, env)
-
-    return check
-
-
 def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
     """The plan of any stop condition; a plain callable is a step-level check."""
     if isinstance(stop, AbstractStopCondition):
@@ -113,7 +48,7 @@ def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanSt
             f"f(policy, env) -> bool, got {type(stop).__name__}: {stop!r}"
         )
     return PlanStep(
-        _bind(stop, policy, env), getattr(stop, "__qualname__", "stop"), where(stop)
+        bind_check(stop, policy, env), getattr(stop, "__qualname__", "stop"), where(stop)
     ), None
 
 
@@ -129,7 +64,7 @@ class StopAfterNSteps(AbstractStopCondition):
     """
 
     def __init__(self, n: int) -> None:
-        self.n = _positive_int("StopAfterNSteps", "n", n)
+        self.n = positive_int("StopAfterNSteps", "n", n)
         self.steps = 0
 
     def __repr__(self) -> str:
@@ -150,8 +85,8 @@ class StopAfterNSteps(AbstractStopCondition):
         return {"steps": self.steps}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("StopAfterNSteps", state, "steps")
-        self.steps = _count("StopAfterNSteps", state, "steps")
+        require_keys("StopAfterNSteps", state, "steps")
+        self.steps = state_count("StopAfterNSteps", state, "steps")
 
 
 class StopAfterNEpisodes(AbstractStopCondition):
@@ -166,7 +101,7 @@ class StopAfterNEpisodes(AbstractStopCondition):
     """
 
     def __init__(self, n: int) -> None:
-        self.n = _positive_int("StopAfterNEpisodes", "n", n)
+        self.n = positive_int("StopAfterNEpisodes", "n", n)
         self.episodes = 0
 
     def __repr__(self) -> str:
@@ -184,8 +119,8 @@ class StopAfterNEpisodes(AbstractStopCondition):
         return {"episodes": self.episodes}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("StopAfterNEpisodes", state, "episodes")
-        self.episodes = _count("StopAfterNEpisodes", state, "episodes")
+        require_keys("StopAfterNEpisodes", state, "episodes")
+        self.episodes = state_count("StopAfterNEpisodes", state, "episodes")
 
 
 class StopWhenDone(AbstractStopCondition):
@@ -216,8 +151,8 @@ class StopWhenDone(AbstractStopCondition):
         return {"episodes": self.episodes}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("StopWhenDone", state, "episodes")
-        self.episodes = _count("StopWhenDone", state, "episodes")
+        require_keys("StopWhenDone", state, "episodes")
+        self.episodes = state_count("StopWhenDone", state, "episodes")
 
 
 class StopAfterNoImprovement(AbstractStopCondition):
@@ -239,8 +174,8 @@ class StopAfterNoImprovement(AbstractStopCondition):
     """
 
     def __init__(self, f: Callable[[], float], patience: int, min_delta: float = 0.0) -> None:
-        self.f = _check_callable("StopAfterNoImprovement", f, "f() -> float")
-        self.patience = _positive_int("StopAfterNoImprovement", "patience", patience)
+        self.f = check_callable("StopAfterNoImprovement", "f", f, "f() -> float")
+        self.patience = positive_int("StopAfterNoImprovement", "patience", patience)
         if (
             isinstance(min_delta, bool)
             or not isinstance(min_delta, (int, float))
@@ -256,7 +191,7 @@ class StopAfterNoImprovement(AbstractStopCondition):
 
     def __repr__(self) -> str:
         return (
-            f"StopAfterNoImprovement({_name(self.f)}, "
+            f"StopAfterNoImprovement({callable_name(self.f)}, "
             f"patience={self.patience}, min_delta={self.min_delta})"
         )
 
@@ -279,9 +214,9 @@ class StopAfterNoImprovement(AbstractStopCondition):
         return {"best": self.best, "bad_episodes": self.bad_episodes}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("StopAfterNoImprovement", state, "best", "bad_episodes")
+        require_keys("StopAfterNoImprovement", state, "best", "bad_episodes")
         self.best = float(state["best"])
-        self.bad_episodes = _count("StopAfterNoImprovement", state, "bad_episodes")
+        self.bad_episodes = state_count("StopAfterNoImprovement", state, "bad_episodes")
 
 
 class StopAfterNSeconds(AbstractStopCondition):
@@ -337,7 +272,7 @@ class StopAfterNSeconds(AbstractStopCondition):
         return {"elapsed": self.elapsed}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("StopAfterNSeconds", state, "elapsed")
+        require_keys("StopAfterNSeconds", state, "elapsed")
         elapsed = float(state["elapsed"])
         if not elapsed >= 0:
             raise ValueError(
@@ -410,7 +345,7 @@ class StopSignal(AbstractStopCondition):
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _require("StopSignal", state)
+        require_keys("StopSignal", state)
 
 
 class _Composite(AbstractStopCondition):
@@ -448,10 +383,10 @@ class _Composite(AbstractStopCondition):
 
     def state_dict(self) -> dict[str, Any]:
         """``{"conditions": [...]}``: each part's state, None for parts without one."""
-        return {"conditions": [_state_of(c) for c in self.conditions]}
+        return {"conditions": [state_or_none(c) for c in self.conditions]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        _load_parts(type(self).__name__, "conditions", self.conditions, state)
+        load_parts(type(self).__name__, "conditions", self.conditions, state)
 
 
 class StopAny(_Composite):

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.interfaces import AbstractEnv, InvalidActionError
 from ..core.state import (
     attribute_state,
     generator_state,
@@ -15,7 +16,6 @@ from ..core.state import (
     load_attribute_state,
     set_generator_state,
 )
-from .base import AbstractEnv, InvalidActionError
 
 __all__ = ["GymEnv"]
 

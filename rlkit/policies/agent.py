@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.dispatch import DispatchError, PlanStep, noop, resolve, update
+from ..core.dispatch import DispatchError, PlanStep, greedy, noop, resolve, update
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
 from ..core.state import get_state, set_state
-from ..envs.base import AbstractEnv
-from ..trajectories.base import AbstractTrajectory
-from .base import AbstractPolicy
 
 __all__ = ["Agent"]
 
@@ -129,3 +127,9 @@ def _(
     /,
 ):
     return None
+
+
+# ---- greedy: an Agent's greedy form is its policy's (no trajectory, no learning) ----
+@greedy.dispatch
+def _(policy: Agent, seed: object = None, /):
+    return greedy(policy.policy, seed)

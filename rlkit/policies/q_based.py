@@ -6,13 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dispatch import forward, update
+from ..core.dispatch import forward, greedy, update
+from ..core.interfaces import AbstractEnv, AbstractLearner, AbstractPolicy, AbstractTrajectory
 from ..core.stages import AbstractStage
-from ..envs.base import AbstractEnv
-from ..learners.base import AbstractLearner
-from ..trajectories.base import AbstractTrajectory
-from .base import AbstractPolicy
-from .explorers import AbstractExplorer
+from .explorers import AbstractExplorer, GreedyExplorer
 
 __all__ = ["QBasedPolicy"]
 
@@ -99,3 +96,9 @@ def _(
     /,
 ):
     return update(policy.learner, trajectory, env, stage)
+
+
+# ---- greedy: the same learner (shared, not copied) acting with a GreedyExplorer ----
+@greedy.dispatch
+def _(policy: QBasedPolicy, seed: object = None, /):
+    return QBasedPolicy(policy.learner, GreedyExplorer(seed=0 if seed is None else seed))

@@ -8,8 +8,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.interfaces import AbstractPolicy
 from ..core.state import generator_state, set_generator_state
-from .base import AbstractPolicy
 
 __all__ = ["RandomPolicy"]
 

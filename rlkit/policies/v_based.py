@@ -6,11 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.dispatch import forward, update
+from ..core.interfaces import AbstractEnv, AbstractLearner, AbstractPolicy, AbstractTrajectory
 from ..core.stages import AbstractStage
-from ..envs.base import AbstractEnv
-from ..learners.base import AbstractLearner
-from ..trajectories.base import AbstractTrajectory
-from .base import AbstractPolicy
 from .q_based import _state_of
 
 __all__ = ["VBasedPolicy"]

@@ -8,10 +8,8 @@ import gymnasium as gym
 import numpy as np
 
 from ..core.dispatch import update
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
 from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
-from ..envs.base import AbstractEnv
-from ..policies.base import AbstractPolicy
-from .base import AbstractTrajectory
 
 __all__ = ["CircularArraySARTTrajectory", "space_layout"]
 

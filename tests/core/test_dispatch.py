@@ -11,6 +11,7 @@ import pytest
 
 import rlkit as rk
 from rlkit.core import dispatch
+from rlkit.core.dispatch import PlanStep, collect_statistics, forward, noop
 
 # ---- types of this test module and their methods ----
 
@@ -74,14 +75,14 @@ def tape_pre_act(
 
 # ---- PostAct: Lazy does nothing, and says so ----
 @rk.update.dispatch
-@rk.noop
+@noop
 def _(learner: Lazy, trajectory: Tape, env: rk.AbstractEnv, stage: rk.PostActStage, /):
     return None
 
 
 # ---- any stage: Wrapper forwards to its inner object ----
 @rk.update.dispatch
-@rk.forward("inner")
+@forward("inner")
 def _(policy: Wrapper, trajectory: Tape, env: rk.AbstractEnv, stage: rk.AbstractStage, /):
     rk.update(policy.inner, trajectory, env, stage)
 
@@ -103,7 +104,7 @@ def env():
 def test_resolve_returns_a_plain_call_bound_to_the_arguments(env):
     tape, policy = Tape(), rk.RandomPolicy()
     step = dispatch.resolve(rk.update, tape, policy, env, rk.PRE_EPISODE_STAGE)
-    assert isinstance(step, rk.PlanStep)
+    assert isinstance(step, PlanStep)
     assert step.name == "update(Tape, RandomPolicy, GymEnv, PreEpisodeStage)"
     assert step.where.endswith(f"test_dispatch.py:{_line_of('def tape_pre_episode') - 1}")
     assert str(step) == f"{step.name}  [{step.where}]"
@@ -172,7 +173,7 @@ def test_ambiguous_methods_name_the_types(env):
 
 def test_where_gives_file_and_line():
     assert dispatch.where(_line_of).endswith(f"test_dispatch.py:{_line_of('def _line_of')}")
-    assert dispatch.where(rk.AbstractHook.post_act).startswith("rlkit/core/hooks.py:")
+    assert dispatch.where(rk.AbstractHook.post_act).startswith("rlkit/core/interfaces.py:")
     assert dispatch.where(len) == "?"  # no Python source
 
 
@@ -194,8 +195,8 @@ def test_collect_statistics_prefixes_the_parts():
         learner = Lazy()
 
     agent = rk.Agent(WithLearner(), Tape())
-    assert rk.collect_statistics(agent) == {"learner/loss": 1.5}
-    assert rk.collect_statistics(rk.RandomPolicy()) == {}
+    assert collect_statistics(agent) == {"learner/loss": 1.5}
+    assert collect_statistics(rk.RandomPolicy()) == {}
 
 
 # ---- conventions of every registered method (DESIGN.md section 3) ----
@@ -211,7 +212,7 @@ def test_every_registered_method_follows_the_dispatch_rules():
     """Faithful types only (else plum never caches), positional-only, no return annotation."""
     _import_all_rlkit_modules()
     functions = dispatch._dispatch.functions
-    assert set(functions) >= {"update", "run_loop", "statistics"}
+    assert set(functions) >= {"update", "run_loop", "statistics", "greedy", "compose", "restore"}
     problems = []
     for name, function in functions.items():
         function._resolve_pending_registrations()

@@ -141,6 +141,6 @@ def test_a_recipe_must_return_an_experiment():
 
 def test_experiment_defaults():
     exp = rk.Experiment(rk.RandomPolicy(), rk.GymEnv("CartPole-v1"), rk.StopAfterNSteps(1))
-    assert isinstance(exp.hook, rk.EmptyHook)
+    assert exp.hook is None  # the run treats None as no hook
     assert (exp.description, exp.name, exp.seed) == ("", "", None)
     assert rk.run(exp) is exp.hook

@@ -1,4 +1,4 @@
-"""The call plan (``rk.build_plan``) and ``rk.explain``: what runs at each stage, and where.
+"""The call plan (``build_plan``) and ``rk.explain``: what runs at each stage, and where.
 
 A learner defined here, in the test module, gets its methods with ``@rk.update.dispatch`` and
 runs inside an Agent through a small policy that forwards to it, as a user's would.
@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 import rlkit as rk
+from rlkit.core.dispatch import PlanStep, forward
+from rlkit.core.plan import build_plan
+from rlkit.core.stages import STAGES
 
 # ---- a user's learner, and a policy that forwards learning to it ----
 
@@ -36,7 +39,7 @@ class LearnerPolicy(rk.RandomPolicy):
 
 # ---- any stage: forward learning to the learner ----
 @rk.update.dispatch
-@rk.forward("learner")
+@forward("learner")
 def _(
     policy: LearnerPolicy,
     trajectory: rk.AbstractTrajectory,
@@ -85,7 +88,7 @@ def _agent(learner: Any) -> rk.Agent:
 
 
 def _explain(*args: Any) -> str:
-    return rk.build_plan(*args).describe()
+    return build_plan(*args).describe()
 
 
 def _sections(text: str) -> dict[str, list[str]]:
@@ -188,10 +191,10 @@ def test_explain_prints_the_hook_first_only_at_pre_experiment(capsys):
     policy = LearnerPolicy(CountingLearner())
 
     def record(stage):
-        return {stage: [rk.PlanStep(lambda: None, f"policy@{stage!r}", "here:1")]}
+        return {stage: [PlanStep(lambda: None, f"policy@{stage!r}", "here:1")]}
 
     policy.plan = lambda env: record(rk.PRE_EXPERIMENT_STAGE) | record(rk.POST_EXPERIMENT_STAGE)
-    plan = rk.build_plan(policy, rk.GymEnv("CartPole-v1"), Both())
+    plan = build_plan(policy, rk.GymEnv("CartPole-v1"), Both())
     assert [s.name for s in plan.stages[rk.PRE_EXPERIMENT_STAGE]] == [
         "Both.pre_experiment",
         "policy@PreExperiment",
@@ -207,7 +210,7 @@ def test_explain_prints_the_hook_first_only_at_pre_experiment(capsys):
 def test_explain_of_a_plain_random_policy_runs_nothing(capsys):
     rk.explain(rk.RandomPolicy(), rk.GymEnv("CartPole-v1"))
     out = capsys.readouterr().out
-    assert out.splitlines() == [f"{s}: (nothing)" for s in rk.STAGES]
+    assert out.splitlines() == [f"{s}: (nothing)" for s in STAGES]
 
 
 def test_composed_hooks_are_listed_in_order():
@@ -218,7 +221,7 @@ def test_composed_hooks_are_listed_in_order():
         "TotalRewardPerEpisode.post_act",
     ]
     (exit_line,) = sections["PostExperiment"]
-    assert exit_line.startswith("DoOnExit.post_experiment  [rlkit/core/hooks.py:")
+    assert exit_line.startswith("DoOnExit.post_experiment  [rlkit/hooks/every_n.py:")
 
 
 # ---- dispatch errors at plan time ----
@@ -228,7 +231,7 @@ def test_learner_without_abstract_learner_base_raises_naming_the_types():
     agent = _agent(StrayLearner())
     env = rk.GymEnv("CartPole-v1")
     with pytest.raises(rk.DispatchError) as info:
-        rk.build_plan(agent, env)
+        build_plan(agent, env)
     message = str(info.value)
     for name in ("StrayLearner", "VectorSARTTrajectory", "GymEnv", "Stage"):
         assert name in message
@@ -246,7 +249,7 @@ def test_missing_method_fails_before_the_run_starts():
 
 def test_agent_whose_learner_never_learns_raises_at_plan_time():
     with pytest.raises(rk.DispatchError, match="IdleLearner.*VectorSARTTrajectory.*GymEnv"):
-        rk.build_plan(_agent(IdleLearner()), rk.GymEnv("CartPole-v1"))
+        build_plan(_agent(IdleLearner()), rk.GymEnv("CartPole-v1"))
 
 
 # ---- an unusual trajectory for an unusual policy: two equally specific recorders ----
@@ -286,21 +289,21 @@ def _(
 def test_ambiguous_recording_methods_raise_naming_the_types():
     agent = rk.Agent(OddPolicy(), OddTrajectory())
     with pytest.raises(rk.DispatchError) as info:
-        rk.build_plan(agent, rk.GymEnv("CartPole-v1"))
+        build_plan(agent, rk.GymEnv("CartPole-v1"))
     message = str(info.value)
     assert "more than one" in message
     for name in ("OddTrajectory", "OddPolicy", "GymEnv", "PostEpisodeStage"):
         assert name in message
     # each alone is fine
-    rk.build_plan(rk.Agent(rk.RandomPolicy(), OddTrajectory()), rk.GymEnv("CartPole-v1"))
-    rk.build_plan(rk.Agent(OddPolicy(), rk.VectorSARTTrajectory()), rk.GymEnv("CartPole-v1"))
+    build_plan(rk.Agent(rk.RandomPolicy(), OddTrajectory()), rk.GymEnv("CartPole-v1"))
+    build_plan(rk.Agent(OddPolicy(), rk.VectorSARTTrajectory()), rk.GymEnv("CartPole-v1"))
 
 
 def test_build_plan_rejects_bad_parts():
     env = rk.GymEnv("CartPole-v1")
     with pytest.raises(TypeError, match="policy must be an rk.AbstractPolicy.*str"):
-        rk.build_plan("random", env)
+        build_plan("random", env)
     with pytest.raises(TypeError, match="hook must be callable.*int"):
-        rk.build_plan(rk.RandomPolicy(), env, 3)
+        build_plan(rk.RandomPolicy(), env, 3)
     with pytest.raises(TypeError, match="stop_condition must be.*int"):
-        rk.build_plan(rk.RandomPolicy(), env, None, 10)
+        build_plan(rk.RandomPolicy(), env, None, 10)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import rlkit as rk
+from rlkit.core.dispatch import PlanStep
 
 
 def pair(first: str, second: str, stage: str, episode: int, state, *action) -> list[tuple]:
@@ -265,7 +266,7 @@ class FlagRecordingPolicy(rk.RandomPolicy):
         def post_act() -> None:
             self.flags.append((env.is_terminated, env.is_truncated))
 
-        return {rk.POST_ACT_STAGE: [rk.PlanStep(post_act, "flags", "test")]}
+        return {rk.POST_ACT_STAGE: [PlanStep(post_act, "flags", "test")]}
 
 
 @pytest.mark.parametrize(

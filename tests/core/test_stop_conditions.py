@@ -12,6 +12,7 @@ import pytest
 
 import rlkit as rk
 from rlkit.core import stop_conditions as stop_module
+from rlkit.core.stop_conditions import StopAll, StopAny
 
 
 def run(env, stop, hook=None):
@@ -241,7 +242,7 @@ def test_stop_signal_state_is_not_resumed():
 def test_any_with_step_and_episode_conditions(countdown):
     env = countdown(3)
     stop = rk.StopAfterNSteps(100) | rk.StopAfterNEpisodes(2)
-    assert isinstance(stop, rk.StopAny) and levels(stop) == (True, True)
+    assert isinstance(stop, StopAny) and levels(stop) == (True, True)
     assert run(env, stop).steps == [3, 3] and env.steps == 6
     env = countdown(3)
     stop = rk.StopAfterNSteps(4) | rk.StopAfterNEpisodes(10)
@@ -253,7 +254,7 @@ def test_any_with_step_and_episode_conditions(countdown):
 def test_all_with_step_and_episode_conditions(countdown):
     env = countdown(3)
     stop = rk.StopAfterNSteps(4) & rk.StopWhenDone()
-    assert isinstance(stop, rk.StopAll)
+    assert isinstance(stop, StopAll)
     assert run(env, stop).steps == [3, 3]  # the first episode end after 4 steps
     env = countdown(3)
     stop = rk.StopAfterNSteps(4) & rk.StopAfterNSteps(8)
@@ -270,7 +271,7 @@ def test_all_of_episode_conditions_checks_only_episodes(countdown):
 
 def test_any_with_a_plain_callable(countdown):
     env = countdown(3)
-    stop = rk.StopAny(rk.StopAfterNEpisodes(10), lambda policy, env: env.steps == 5)
+    stop = StopAny(rk.StopAfterNEpisodes(10), lambda policy, env: env.steps == 5)
     assert levels(stop) == (True, True)
     run(env, stop)
     assert env.steps == 5
@@ -289,9 +290,9 @@ def test_composites_reject_bad_parts():
     with pytest.raises(TypeError, match="StopAny: expected stop conditions.*got int: 3"):
         rk.StopAfterNSteps(1) | 3
     with pytest.raises(TypeError, match="StopAll: expected stop conditions.*got str"):
-        rk.StopAll(rk.StopWhenDone(), "never")
+        StopAll(rk.StopWhenDone(), "never")
     with pytest.raises(ValueError, match="StopAny: needs at least one condition"):
-        rk.StopAny()
+        StopAny()
 
 
 def test_composite_progress():
@@ -300,7 +301,7 @@ def test_composite_progress():
     assert (steps | episodes).progress() == (5, 10, "steps")  # the nearer end
     assert (steps & episodes).progress() == (1, 4, "episodes")  # the farther end
     assert (rk.StopSignal() | rk.StopWhenDone()).progress() == (0, 1, "episodes")
-    assert rk.StopAny(rk.StopSignal()).progress() is None
+    assert StopAny(rk.StopSignal()).progress() is None
 
 
 # ---- state_dict round trips ----
@@ -360,7 +361,7 @@ def test_load_state_dict_rejects_corrupt_states(stop, state, error, match):
 def test_a_plain_callable_on_the_left_composes(countdown):
     env = countdown(3)
     stop = (lambda policy, env: env.steps == 2) | rk.StopAfterNEpisodes(5)
-    assert isinstance(stop, rk.StopAny)
+    assert isinstance(stop, StopAny)
     run(env, stop)
     assert env.steps == 2
-    assert isinstance((lambda policy, env: True) & rk.StopWhenDone(), rk.StopAll)
+    assert isinstance((lambda policy, env: True) & rk.StopWhenDone(), StopAll)

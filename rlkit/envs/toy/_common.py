@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ...core.interfaces import InvalidActionError
 from ...core.state import generator_state, set_generator_state
-from ..base import InvalidActionError
 
 #: gymnasium's toy-text model: ``P[s][a] = [(prob, next_state, reward, terminated), ...]``.
 Model = dict[int, dict[int, list[tuple[float, int, float, bool]]]]

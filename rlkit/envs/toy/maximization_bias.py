@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ..base import InvalidActionError
+from ...core.interfaces import InvalidActionError
 from ._common import Model, ModelEnv, check_render_mode, is_int, positive_int
 
 __all__ = ["MaximizationBiasEnv"]

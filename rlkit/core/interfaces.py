@@ -1,0 +1,328 @@
+"""The contracts everything else implements: environments, policies, learners, trajectories,
+approximators, hooks and stop conditions.
+
+These are the bottom layer of rlkit (DESIGN.md section 1): every other package builds on them, and
+this module imports nothing above ``rlkit.core``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .dispatch import PlanStep, compose, noop, update, where
+from .stages import STAGES, AbstractStage
+
+# The two moments after the stop checks at which hooks may act besides the stages (see
+# AbstractHook.after_step_check): plan keys next to the stages.
+CHECK_MOMENTS = ("after_step_check", "after_episode_check")
+
+__all__ = [
+    "AbstractEnv",
+    "InvalidActionError",
+    "AbstractPolicy",
+    "AbstractLearner",
+    "AbstractTrajectory",
+    "AbstractApproximator",
+    "AbstractHook",
+    "AbstractStopCondition",
+    "step_takes_action",
+    "CHECK_MOMENTS",
+    "bind_check",
+]
+
+
+# ---- environments ----
+class InvalidActionError(ValueError):
+    """An action outside the environment's action space."""
+
+
+class AbstractEnv(ABC):
+    """An environment as the run loop sees it.
+
+    Attributes a subclass keeps current: ``state`` (the observation), ``reward`` (of the last
+    action), ``is_terminated`` (a terminal state was reached: never bootstrap), ``is_truncated``
+    (the episode was cut, e.g. by a time limit: bootstrap), ``action_space`` and ``state_space``
+    (gymnasium spaces). ``done`` is ``is_terminated or is_truncated``. After the last action of an
+    episode ``state`` is the real final observation, never the one after a reset.
+
+    ``needs_reset`` is True until the first ``reset`` and a subclass sets it to False in
+    ``reset``; the run loop starts a new episode when ``env.done or env.needs_reset`` and
+    otherwise continues the unfinished episode a previous run stopped in.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CliffWalking-v1", seed=0)
+        >>> env.reset(); env.act(0); env.state, env.reward, env.done
+        (24, -1, False)
+    """
+
+    state: Any = None
+    reward: float = 0.0
+    is_terminated: bool = False
+    is_truncated: bool = False
+    needs_reset: bool = True
+    action_space: Any = None
+    state_space: Any = None
+
+    @property
+    def done(self) -> bool:
+        """``is_terminated or is_truncated``."""
+        return self.is_terminated or self.is_truncated
+
+    @property
+    def legal_action_mask(self) -> np.ndarray | None:
+        """Boolean mask of the legal actions in the current state, or None when all are legal."""
+        return None
+
+    @abstractmethod
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new episode (seeding the environment's generator when ``seed`` is given)."""
+
+    @abstractmethod
+    def act(self, action: Any) -> None:
+        """Perform ``action``, updating ``state``, ``reward`` and the done flags."""
+
+    def __call__(self, action: Any) -> None:
+        self.act(action)
+
+    def close(self) -> None:  # noqa: B027 - optional to override
+        """Release resources (windows, files). The default does nothing."""
+
+
+# ---- policies ----
+
+
+class AbstractPolicy(ABC):
+    """A policy maps an environment to an action: ``policy(env) -> action``.
+
+    It may also react to stages: ``policy(stage, env[, action])``. The run loop does not call
+    that per step; it asks :meth:`plan` once for the resolved calls of every stage. A plain
+    policy does nothing at any stage; :class:`~rlkit.Agent` adds recording and learning.
+    """
+
+    @abstractmethod
+    def act(self, env: Any) -> Any:
+        """The action to take in ``env``'s current state (never called on a done env)."""
+
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        """Resolved calls per stage for this policy in ``env`` (empty: nothing to do)."""
+        return {}
+
+    def __call__(self, env_or_stage: Any, env: Any = None, action: Any = None) -> Any:
+        if not isinstance(env_or_stage, AbstractStage):
+            return self.act(env_or_stage)
+        for step in self.plan(env).get(env_or_stage, ()):
+            step.call(action) if step_takes_action(env_or_stage) else step.call()
+        return None
+
+
+def step_takes_action(stage: AbstractStage) -> bool:
+    """Whether plan steps of ``stage`` are called with the action (only at PreAct)."""
+    return stage.method_name == "pre_act"
+
+
+# ---- learners ----
+
+
+class AbstractLearner:
+    """A learner estimates values (``learner(env)``: the estimate for the current state) and
+    learns in ``update(learner, trajectory, env, stage)`` methods added with
+    ``@rk.update.dispatch``. Stages a learner has no method for do nothing.
+    """
+
+    def __call__(self, env: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} does not estimate values of a state")
+
+
+# ---- any stage: a learner does nothing unless it has a method for the stage ----
+@update.dispatch
+@noop
+def _(
+    learner: AbstractLearner,
+    trajectory: AbstractTrajectory,
+    env: AbstractEnv,
+    stage: AbstractStage,
+    /,
+):
+    return None
+
+
+# ---- trajectories ----
+
+
+class AbstractTrajectory(ABC):
+    """Storage of experience, filled by ``update(trajectory, policy, env, stage[, action])``
+    methods and read by learners. Traces are named: ``state, action, reward, terminal,
+    truncated, next_state``."""
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Number of stored transitions."""
+
+
+# ---- approximators ----
+
+
+class AbstractApproximator(ABC):
+    """A function approximator: ``approximator(x)`` estimates values for input ``x``; learners
+    change it through the approximator's own update methods."""
+
+    @abstractmethod
+    def __call__(self, x: Any) -> Any:
+        """Estimate for ``x``."""
+
+
+# ---- hooks ----
+
+
+class AbstractHook:
+    """Base class of hooks: override the stage methods you need.
+
+    Example:
+        >>> import rlkit as rk
+        >>> class CountSteps(rk.AbstractHook):
+        ...     def __init__(self):
+        ...         self.steps = 0
+        ...     def post_act(self, policy, env):
+        ...         self.steps += 1
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopAfterNSteps(50), CountSteps())
+        >>> hook.steps
+        50
+    """
+
+    def pre_experiment(self, policy: Any, env: Any) -> None:
+        """Called once before the first episode."""
+
+    def pre_episode(self, policy: Any, env: Any) -> None:
+        """Called after each reset."""
+
+    def pre_act(self, policy: Any, env: Any, action: Any) -> None:
+        """Called after the policy chose ``action``, before the env performs it."""
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        """Called after the env performed the action."""
+
+    def post_episode(self, policy: Any, env: Any) -> None:
+        """Called after the last step of each finished episode."""
+
+    def post_experiment(self, policy: Any, env: Any) -> None:
+        """Called once at the end of the run, also when it ends with an exception."""
+
+    def __call__(self, stage: AbstractStage, policy: Any, env: Any, action: Any = None) -> None:
+        method = getattr(self, stage.method_name)
+        if stage.method_name == "pre_act":
+            method(policy, env, action)
+        else:
+            method(policy, env)
+
+    def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
+        """Called when a run is planned, before PreExperiment, with all of the run's objects
+        (``hook`` is the run's whole hook, of which this one may be a part). Hooks that save or
+        inspect the whole run (``CheckpointHook``) keep what they need; the default does
+        nothing."""
+
+    def after_step_check(self, policy: Any, env: Any, stop: bool) -> None:
+        """Called after the stop condition was checked at the end of every step (``stop``: its
+        answer): the step boundary, where everything of the step has happened."""
+
+    def after_episode_check(self, policy: Any, env: Any, stop: bool) -> None:
+        """Called after the stop condition was checked at the end of every finished episode
+        (after PostEpisode): the episode boundary."""
+
+    def __add__(self, other: Any) -> AbstractHook:
+        return compose(self, other)
+
+    def __radd__(self, other: Any) -> AbstractHook:
+        return compose(other, self)
+
+    def plan(self, policy: Any, env: Any) -> dict[AbstractStage | str, list[PlanStep]]:
+        """Resolved calls per stage (and per check moment, ``"after_step_check"`` and
+        ``"after_episode_check"``): the overridden methods, bound to policy and env."""
+        plan: dict[AbstractStage | str, list[PlanStep]] = {}
+        cls = type(self)
+        own = getattr(self, "__dict__", {})  # stage methods set on the instance count too
+        for stage in (*STAGES, *CHECK_MOMENTS):
+            name = getattr(stage, "method_name", stage)
+            if getattr(cls, name) is getattr(AbstractHook, name) and name not in own:
+                continue
+            method = getattr(self, name)
+            plan[stage] = [
+                PlanStep(partial(method, policy, env), f"{cls.__name__}.{name}", where(method))
+            ]
+        return plan
+
+
+# ---- stop conditions ----
+
+
+class AbstractStopCondition:
+    """Base class: override ``step`` (checked after every step) and/or ``episode`` (checked
+    after every finished episode). Both return True to stop the run. Counters keep counting
+    across runs, so ``run(..., StopAfterNSteps(n))`` twice on the same condition stops at once
+    the second time; build a new one per run."""
+
+    def step(self, policy: Any, env: Any) -> bool:
+        """Called after every step; True stops the run at once."""
+        return False
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        """Called after every finished episode (after PostEpisode); True stops the run."""
+        return False
+
+    def __call__(self, policy: Any, env: Any) -> bool:
+        return self.step(policy, env)
+
+    def __or__(self, other: Any) -> AbstractStopCondition:
+        from .stop_conditions import StopAny
+
+        return StopAny(self, other)
+
+    def __and__(self, other: Any) -> AbstractStopCondition:
+        from .stop_conditions import StopAll
+
+        return StopAll(self, other)
+
+    def __ror__(self, other: Any) -> AbstractStopCondition:
+        from .stop_conditions import StopAny
+
+        return StopAny(other, self)
+
+    def __rand__(self, other: Any) -> AbstractStopCondition:
+        from .stop_conditions import StopAll
+
+        return StopAll(other, self)
+
+    def progress(self) -> tuple[float, float, str] | None:
+        """``(done, total, unit)`` for a progress bar, or None when the end is unknown."""
+        return None
+
+    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
+        """The resolved step-level and episode-level checks (None where not overridden).
+
+        Called once when a run starts (and by ``rk.explain``); a subclass may override it to
+        note the start, calling ``super().plan(policy, env)`` for the result.
+        """
+        cls = type(self)
+        return tuple(
+            None
+            if getattr(cls, name) is getattr(AbstractStopCondition, name)
+            else PlanStep(
+                bind_check(getattr(self, name), policy, env),
+                f"{cls.__name__}.{name}",
+                where(getattr(self, name)),
+            )
+            for name in ("step", "episode")
+        )
+
+
+def bind_check(method: Callable[[Any, Any], bool], policy: Any, env: Any) -> Callable[[], bool]:
+    def check() -> bool:
+        return method(policy, env)
+
+    return check

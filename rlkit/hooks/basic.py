@@ -1,0 +1,282 @@
+"""Hooks: callables ``hook(stage, policy, env[, action])`` that observe a run.
+
+A hook class (``rk.AbstractHook``) overrides the stage methods it needs (``pre_experiment``,
+``pre_episode``, ``pre_act`` (with the action), ``post_act``, ``post_episode``,
+``post_experiment``); the run loop resolves them once per run and never calls the ones left at
+the default. Hooks compose with ``+`` and run in order. Any callable with the signature
+``f(stage, policy, env, action=None)`` is accepted as a hook too (it is then called at every
+stage).
+
+Here: ``EmptyHook``, composition (``ComposedHook``, ``find_hook``) and the per-episode recorders
+``TotalRewardPerEpisode``, ``RewardsPerEpisode``, ``StepsPerEpisode`` (finished episodes only; the
+episode in progress is ``current``) and ``TimePerStep``; each has ``state_dict`` /
+``load_state_dict``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+from ..core.checks import positive_int
+from ..core.dispatch import PlanStep, compose
+from ..core.interfaces import AbstractHook
+from ..core.plan import hook_plan
+from ..core.stages import AbstractStage
+from ..core.state import load_parts, require_keys, state_count, state_or_none
+
+__all__ = [
+    "AbstractHook",
+    "EmptyHook",
+    "ComposedHook",
+    "find_hook",
+    "TotalRewardPerEpisode",
+    "RewardsPerEpisode",
+    "StepsPerEpisode",
+    "TimePerStep",
+]
+
+
+class EmptyHook(AbstractHook):
+    """A hook that does nothing (costs nothing: the call plan drops it)."""
+
+    def __repr__(self) -> str:
+        return "EmptyHook()"
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("EmptyHook", state)
+
+
+class ComposedHook(AbstractHook):
+    """Hooks called in order at every stage; build it with ``a + b + c``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.TotalRewardPerEpisode() + rk.StepsPerEpisode()
+        >>> [type(h).__name__ for h in hook.hooks]
+        ['TotalRewardPerEpisode', 'StepsPerEpisode']
+    """
+
+    def __init__(self, *hooks: Any) -> None:
+        flat: list[Any] = []
+        for h in hooks:
+            if not callable(h):
+                raise TypeError(
+                    f"ComposedHook: expected hooks (callables hook(stage, policy, env[, action])),"
+                    f" got {type(h).__name__}: {h!r}"
+                )
+            flat.extend(h.hooks if isinstance(h, ComposedHook) else (h,))
+        self.hooks = tuple(flat)
+
+    def __repr__(self) -> str:
+        return " + ".join(repr(h) for h in self.hooks)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.hooks[index]
+
+    def __call__(self, stage: AbstractStage, policy: Any, env: Any, action: Any = None) -> None:
+        for h in self.hooks:
+            h(stage, policy, env, action) if stage.method_name == "pre_act" else h(
+                stage, policy, env
+            )
+
+    def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
+        for h in self.hooks:
+            if isinstance(h, AbstractHook):
+                h.attach(policy, env, stop_condition, hook)
+
+    def plan(self, policy: Any, env: Any) -> dict[AbstractStage | str, list[PlanStep]]:
+        plan: dict[AbstractStage | str, list[PlanStep]] = {}
+        for h in self.hooks:
+            for stage, steps in hook_plan(h, policy, env).items():
+                plan.setdefault(stage, []).extend(steps)
+        return plan
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"hooks": [...]}``: each hook's state, None for hooks without ``state_dict``."""
+        return {"hooks": [state_or_none(h) for h in self.hooks]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        load_parts("ComposedHook", "hooks", self.hooks, state)
+
+
+@compose.dispatch
+def _(first: object, second: object, /):
+    return ComposedHook(first, second)
+
+
+def find_hook(hook: Any, kind: type) -> Any:
+    """The first hook of type ``kind`` in ``hook`` (a single hook or ``a + b + ...``), or None.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.TotalRewardPerEpisode() + rk.StepsPerEpisode()
+        >>> rk.find_hook(hook, rk.StepsPerEpisode) is hook.hooks[1]
+        True
+        >>> rk.find_hook(hook, rk.TimePerStep) is None
+        True
+    """
+    parts = hook.hooks if isinstance(hook, ComposedHook) else (hook,)
+    return next((h for h in parts if isinstance(h, kind)), None)
+
+
+# ---- per-episode statistics: only finished episodes are reported ----
+
+
+class TotalRewardPerEpisode(AbstractHook):
+    """The total reward of every finished episode.
+
+    ``rewards[i]`` is the return of the ``i``-th finished episode. The running total of the episode
+    in progress is ``current``; it joins ``rewards`` only when the episode finishes, so a run that
+    stops in the middle of an episode never reports it as finished (``current`` still shows it at
+    PostExperiment, and a later run on the same env continues it).
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopAfterNEpisodes(3), rk.TotalRewardPerEpisode())
+        >>> len(hook.rewards), hook.current
+        (3, 0.0)
+    """
+
+    def __init__(self) -> None:
+        self.rewards: list[float] = []
+        self.current = 0.0
+
+    def __repr__(self) -> str:
+        return "TotalRewardPerEpisode()"
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        self.current += float(env.reward)
+
+    def post_episode(self, policy: Any, env: Any) -> None:
+        self.rewards.append(self.current)
+        self.current = 0.0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rewards": list(self.rewards), "current": self.current}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("TotalRewardPerEpisode", state, "rewards", "current")
+        self.rewards = [float(r) for r in state["rewards"]]
+        self.current = float(state["current"])
+
+
+class RewardsPerEpisode(AbstractHook):
+    """The reward of every step, one list per finished episode (``rewards``); the steps of the
+    episode in progress are in ``current`` until it finishes.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CliffWalking-v1", seed=0),
+        ...               rk.StopAfterNSteps(3), rk.RewardsPerEpisode())
+        >>> hook.rewards, hook.current
+        ([], [-1.0, -1.0, -1.0])
+    """
+
+    def __init__(self) -> None:
+        self.rewards: list[list[float]] = []
+        self.current: list[float] = []
+
+    def __repr__(self) -> str:
+        return "RewardsPerEpisode()"
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        self.current.append(float(env.reward))
+
+    def post_episode(self, policy: Any, env: Any) -> None:
+        self.rewards.append(self.current)
+        self.current = []
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rewards": [list(r) for r in self.rewards], "current": list(self.current)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("RewardsPerEpisode", state, "rewards", "current")
+        self.rewards = [[float(x) for x in r] for r in state["rewards"]]
+        self.current = [float(x) for x in state["current"]]
+
+
+class StepsPerEpisode(AbstractHook):
+    """The number of steps of every finished episode (``steps``); the steps taken so far in the
+    episode in progress are ``current``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopAfterNEpisodes(2), rk.StepsPerEpisode())
+        >>> len(hook.steps), all(n > 0 for n in hook.steps)
+        (2, True)
+    """
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.current = 0
+
+    def __repr__(self) -> str:
+        return "StepsPerEpisode()"
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        self.current += 1
+
+    def post_episode(self, policy: Any, env: Any) -> None:
+        self.steps.append(self.current)
+        self.current = 0
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"steps": list(self.steps), "current": self.current}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("StepsPerEpisode", state, "steps", "current")
+        self.steps = [int(n) for n in state["steps"]]
+        self.current = state_count("StepsPerEpisode", state, "current")
+
+
+# ---- timing ----
+
+
+class TimePerStep(AbstractHook):
+    """Wall-clock seconds of the most recent ``window`` steps (``times``, measured with
+    ``time.perf_counter`` from one PostAct to the next; the first step of a run is timed from
+    PreExperiment). ``steps_per_second`` is their mean rate.
+
+    Example:
+        >>> import rlkit as rk
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopAfterNSteps(50), rk.TimePerStep(window=10))
+        >>> len(hook.times), hook.steps_per_second > 0
+        (10, True)
+    """
+
+    def __init__(self, window: int = 100) -> None:
+        self.window = positive_int("TimePerStep", "window", window)
+        self.times: deque[float] = deque(maxlen=self.window)
+        self._last = time.perf_counter()
+
+    def __repr__(self) -> str:
+        return f"TimePerStep(window={self.window})"
+
+    @property
+    def steps_per_second(self) -> float:
+        """Mean steps per second over ``times`` (0.0 before any step was timed)."""
+        total = sum(self.times)
+        return len(self.times) / total if total > 0 else 0.0
+
+    def pre_experiment(self, policy: Any, env: Any) -> None:
+        self._last = time.perf_counter()  # the time between runs is not a step's
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        now = time.perf_counter()
+        self.times.append(now - self._last)
+        self._last = now
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"times": list(self.times)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("TimePerStep", state, "times")
+        self.times = deque((float(t) for t in state["times"]), maxlen=self.window)

@@ -1,0 +1,98 @@
+"""Checkpoint files on disk: atomic writes, the names of a run's checkpoints, the newest one.
+
+Writing goes to a temporary file in the same folder, which is flushed, synced and renamed over
+the final name: a process killed while writing leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from .format import CheckpointError
+
+__all__ = [
+    "atomic_write",
+    "list_checkpoints",
+    "latest_checkpoint",
+    "resolve_checkpoint",
+    "is_temporary",
+]
+
+_NAME = re.compile(r"^checkpoint-(\d{12})\.(safetensors|npz)$")
+_TEMPORARY = re.compile(r"^\.checkpoint-\d+\.\d+\.tmp$")
+
+
+def _write_bytes(file: Any, data: bytes) -> None:
+    """Write ``data`` to an open file (a separate function so tests can slow it down)."""
+    file.write(data)
+
+
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    tmp = path.parent / f".checkpoint-{os.getpid()}.{time.monotonic_ns()}.tmp"
+    try:
+        with open(tmp, "wb") as file:
+            _write_bytes(file, data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    with contextlib.suppress(OSError):  # make the rename durable (POSIX)
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+
+
+def list_checkpoints(folder: str | os.PathLike) -> list[Path]:
+    """The checkpoint files of ``folder`` (``checkpoint-<step>.<ext>``), oldest step first."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _NAME.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+
+
+def latest_checkpoint(folder: str | os.PathLike) -> Path | None:
+    """The newest checkpoint file of ``folder`` (highest step), or None if there is none.
+
+    Temporary files of interrupted writes are never returned.
+    """
+    found = list_checkpoints(folder)
+    return found[-1] if found else None
+
+
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise CheckpointError(f"no checkpoint in {path} (expected checkpoint-<step> files)")
+        return latest
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    return path
+
+
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary file a killed writer left behind."""
+    return _TEMPORARY.match(name) is not None

@@ -1,0 +1,225 @@
+"""``CheckpointHook``: save the whole run every N steps or episodes; resume from the newest.
+
+Example:
+    >>> import rlkit as rk, tempfile
+    >>> from rlkit.hooks.checkpoint import CheckpointHook, latest_checkpoint
+    >>> folder = tempfile.mkdtemp()
+    >>> def build():
+    ...     return rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0)
+    >>> policy, env = build()
+    >>> hook = rk.TotalRewardPerEpisode() + CheckpointHook(folder, every_n_steps=50)
+    >>> _ = rk.run(policy, env, rk.StopAfterNSteps(120), hook)
+    >>> latest_checkpoint(folder).name
+    'checkpoint-000000000120.safetensors'
+    >>> policy, env = build()  # e.g. in a new process: same objects, then the saved state
+    >>> hook = rk.TotalRewardPerEpisode() + CheckpointHook(folder, every_n_steps=50)
+    >>> _ = rk.run(policy, env, rk.StopAfterNSteps(200), hook, resume_from=folder)
+    >>> hook[1].steps  # steps 121 to 200 were run
+    200
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ...core.dispatch import restore
+from ...core.interfaces import AbstractHook
+from ...core.state import has_state
+from .files import is_temporary, list_checkpoints
+from .format import checked_format
+from .run_state import load_checkpoint, save_checkpoint
+
+__all__ = ["CheckpointHook"]
+
+
+
+
+class CheckpointHook(AbstractHook):
+    """Save the whole run every ``every_n_steps`` environment steps and/or ``every_n_episodes``
+    finished episodes, and when the run stops; keep the newest ``keep_last`` files.
+
+    A checkpoint is taken at a step boundary: after every policy and hook call of the step *and*
+    the stop condition's check, so that resuming from it (``rk.run(..., resume_from=dir)``)
+    continues exactly where the run was, bit for bit. At the end of an episode the boundary is
+    after PostEpisode and the episode check. ``rk.run`` gives the hook the run's policy,
+    environment, stop condition and whole hook chain (:meth:`attach`; it saves all of them) and
+    calls it at those boundaries (``after_step_check``, ``after_episode_check``); the hook must
+    therefore be run by ``rk.run``.
+
+    When the stop condition ends the run, a final checkpoint is written (marked ``finished``).
+    When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
+    step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
+    checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
+    Ctrl-C into a clean stop with a final checkpoint.
+
+    Args:
+        dir: folder of the checkpoints (created; use one folder per run).
+        every_n_steps: save every this many environment steps (None: not by steps).
+        every_n_episodes: save after every this many finished episodes (None: not by episodes).
+        keep_last: how many checkpoints to keep (older ones are deleted; None keeps all).
+        format: ``"auto"`` (safetensors when installed, else npz), ``"safetensors"`` or ``"npz"``.
+        metadata: JSON-able dict stored in every checkpoint (e.g. experiment name and seed).
+
+    Counters: ``steps`` and ``episodes`` (environment steps and finished episodes, continued
+    across runs and restored on resume), ``last_path`` (the newest file written).
+
+    Example:
+        >>> import rlkit as rk, tempfile
+        >>> from rlkit.hooks.checkpoint import CheckpointHook
+        >>> hook = CheckpointHook(tempfile.mkdtemp(), every_n_episodes=2, keep_last=1)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...            rk.StopAfterNEpisodes(5), hook)
+        >>> hook.episodes, hook.last_path.name.startswith("checkpoint-")
+        (5, True)
+    """
+
+    saves_run = True  # its counters are the checkpoint's own, not a hook part of it
+
+    def __init__(
+        self,
+        dir: str | os.PathLike,
+        *,
+        every_n_steps: int | None = None,
+        every_n_episodes: int | None = None,
+        keep_last: int | None = 3,
+        format: str = "auto",
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.dir = Path(dir)
+        self.every_n_steps = _every("every_n_steps", every_n_steps)
+        self.every_n_episodes = _every("every_n_episodes", every_n_episodes)
+        self.keep_last = _every("keep_last", keep_last)
+        self.format = checked_format(format)
+        self.metadata = dict(metadata or {})
+        try:
+            json.dumps(self.metadata, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"CheckpointHook: metadata must be JSON data, got {error}") from None
+        self.steps = 0
+        self.episodes = 0
+        self.last_path: Path | None = None
+        self._run: tuple[Any, Any, Any, Any] | None = None
+        self._due = False  # a step-count save deferred to the episode's end
+        self._stopping = False  # the step check said stop at the last step of an episode
+        self.finished = False  # the last run ended by its stop condition (final checkpoint)
+
+    def __repr__(self) -> str:
+        every = [
+            f"{name}={value}"
+            for name, value in (
+                ("every_n_steps", self.every_n_steps),
+                ("every_n_episodes", self.every_n_episodes),
+            )
+            if value is not None
+        ]
+        options = ", ".join([*every, f"keep_last={self.keep_last}"])
+        return f"CheckpointHook({str(self.dir)!r}, {options})"
+
+    # ---- the run: rk.run attaches the hook to the run's objects ----
+    def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
+        """Keep what the hook saves: the run's policy, env, stop condition and hook chain."""
+        for what, obj in (("policy", policy), ("env", env)):
+            if not has_state(obj):
+                raise TypeError(
+                    f"CheckpointHook: the {what} {type(obj).__name__} has no state_dict(); every "
+                    f"stateful object of a checkpointed run implements state_dict() and "
+                    f"load_state_dict(state)"
+                )
+        self._run = (policy, env, stop_condition, hook)
+
+    # ---- PreExperiment: a fresh start of the boundary bookkeeping ----
+    def pre_experiment(self, policy: Any, env: Any) -> None:
+        if self._run is None:
+            raise RuntimeError(
+                "CheckpointHook: not attached to a run; run it with rk.run(policy, env, "
+                "stop_condition, hook), which tells it what to save"
+            )
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.dir.iterdir():  # temporaries of a process killed while writing
+            if is_temporary(stale.name):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+        self._due = self._stopping = self.finished = False
+
+    # ---- PostExperiment: the final checkpoint was written at the stop; nothing after errors ----
+    def post_experiment(self, policy: Any, env: Any) -> None:
+        self._run = None
+
+    # ---- step and episode boundaries: after the stop condition's checks ----
+    def after_step_check(self, policy: Any, env: Any, stop: bool) -> None:
+        """Count one environment step; save if due (at the boundary after the stop check)."""
+        self.steps += 1
+        due = self.every_n_steps is not None and self.steps % self.every_n_steps == 0
+        if env.done:  # the episode's boundary comes after PostEpisode and the episode check
+            self._due = self._due or due
+            self._stopping = stop
+        elif stop:
+            self.save(finished=True)
+        elif due:
+            self.save()
+
+    def after_episode_check(self, policy: Any, env: Any, stop: bool) -> None:
+        """Count one finished episode; save if due or if the run stops here."""
+        self.episodes += 1
+        due = self._due or (
+            self.every_n_episodes is not None and self.episodes % self.every_n_episodes == 0
+        )
+        finished = stop or self._stopping
+        self._due = self._stopping = False
+        if due or finished:
+            self.save(finished=finished)
+
+    def save(self, *, finished: bool = False) -> Path:
+        """Write a checkpoint of the bound run now (named by the step count); return its path."""
+        if self._run is None:
+            raise RuntimeError("CheckpointHook.save: not attached to a run (see attach)")
+        policy, env, stop_condition, hook = self._run
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / f"checkpoint-{self.steps:012d}.{self.format}"
+        save_checkpoint(
+            path,
+            policy,
+            env,
+            stop_condition,
+            hook,
+            step=self.steps,
+            episode=self.episodes,
+            finished=finished,
+            metadata=self.metadata,
+            format=self.format,
+        )
+        self.last_path = path
+        self.finished = finished
+        if self.keep_last is not None:
+            for old in list_checkpoints(self.dir)[: -self.keep_last]:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+        return path
+
+    def state_dict(self) -> dict[str, Any]:
+        """The counters (a checkpoint stores them as its step and episode)."""
+        return {"steps": self.steps, "episodes": self.episodes}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.steps = int(state["steps"])
+        self.episodes = int(state["episodes"])
+
+
+def _every(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"CheckpointHook: {name} must be a positive integer or None, got {value!r}"
+        )
+    return value
+
+
+# ---- rk.run(..., resume_from=source): restore the saved run before it continues ----
+@restore.dispatch
+def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
+    load_checkpoint(source, policy, env, stop, hook)

@@ -1,0 +1,63 @@
+"""Evaluating a policy greedily on a separate environment: ``rk.evaluate``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.dispatch import greedy
+from ..core.run import run
+from ..core.seeding import int_seed, spawn_seeds
+from ..core.stop_conditions import StopAfterNEpisodes
+from .basic import TotalRewardPerEpisode
+
+__all__ = ["EvaluationResult", "evaluate"]
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Returns of the evaluation episodes and their mean and (population) standard deviation."""
+
+    mean: float
+    std: float
+    returns: tuple[float, ...]
+
+    def __str__(self) -> str:
+        return f"{self.mean:.2f} +/- {self.std:.2f} over {len(self.returns)} episodes"
+
+
+def evaluate(
+    policy: Any,
+    env: Any,
+    n_episodes: int = 20,
+    *,
+    seed: int | np.random.SeedSequence | None = None,
+) -> EvaluationResult:
+    """Run ``rk.greedy(policy)`` for ``n_episodes`` whole episodes on ``env`` and report the
+    returns. Nothing learns and the training environment is not touched: pass a separate env.
+
+    ``env`` is reset first (with a seed derived from ``seed`` when given, so the same seed
+    evaluates on the same initial states); an episode ``env`` was in the middle of is abandoned.
+
+    Example:
+        >>> import rlkit as rk
+        >>> result = rk.evaluate(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1"), 5, seed=0)
+        >>> len(result.returns), result.mean > 0
+        (5, True)
+    """
+    if isinstance(n_episodes, bool) or not isinstance(n_episodes, (int, np.integer)):
+        raise ValueError(f"evaluate: n_episodes must be a positive integer, got {n_episodes!r}")
+    if n_episodes < 1:
+        raise ValueError(f"evaluate: n_episodes must be a positive integer, got {n_episodes!r}")
+    if seed is None:
+        env_seed, explorer_seed = None, None
+    else:
+        env_sequence, explorer_seed = spawn_seeds(seed, 2)
+        env_seed = int_seed(env_sequence)
+    evaluated = greedy(policy, explorer_seed)
+    env.reset(seed=env_seed)  # the run continues this fresh episode
+    hook = run(evaluated, env, StopAfterNEpisodes(int(n_episodes)), TotalRewardPerEpisode())
+    returns = np.asarray(hook.rewards, dtype=np.float64)
+    return EvaluationResult(float(returns.mean()), float(returns.std()), tuple(returns.tolist()))

@@ -1,0 +1,1 @@
+"""value-based learners."""

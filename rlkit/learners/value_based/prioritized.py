@@ -1,0 +1,114 @@
+"""``PrioritizedDQNLearner``: DQN on prioritized replay (Schaul et al. 2016)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...core.dispatch import update
+from ...core.interfaces import AbstractEnv
+from ...core.stages import PostActStage, PreExperimentStage
+from ...trajectories.circular import CircularArraySARTTrajectory
+from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
+from .common import TensorBatch
+from .dqn import DQNLearner
+
+__all__ = ["PrioritizedDQNLearner"]
+
+
+class PrioritizedDQNLearner(DQNLearner):
+    """:class:`~rlkit.DQNLearner` on a :class:`~rlkit.PrioritizedCircularArraySARTTrajectory`.
+
+    Each sample's loss is scaled by its importance weight (``batch["weights"]``: the trajectory's
+    ``beta`` schedule), and after every gradient step the sampled transitions get new priorities
+    ``|y - Q(s, a)| + epsilon`` through ``trajectory.update_priorities``. Everything else (target
+    network, double DQN, n-step, loss) is ``DQNLearner``'s and takes the same arguments.
+    Running it with a trajectory that is not prioritized is an error when the run starts.
+
+    Example:
+        >>> import torch, rlkit as rk
+        >>> from rlkit.approximators.neural import q_network
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> approx = rk.NeuralNetworkApproximator(
+        ...     q_network(env.state_space, env.action_space, (32,), seed=0),
+        ...     lambda p: torch.optim.Adam(p, lr=1e-3))
+        >>> learner = rk.PrioritizedDQNLearner(
+        ...     approx, sampler=rk.BatchSampler(16, seed=0),
+        ...     controller=rk.InsertSampleRatioController(50, 1, 1),
+        ...     target=rk.TargetNetwork(approx, tau=0.01))
+        >>> trajectory = rk.PrioritizedCircularArraySARTTrajectory(
+        ...     500, env.state_space, env.action_space, alpha=0.6, beta=0.4, beta_steps=1000)
+        >>> agent = rk.Agent(rk.QBasedPolicy(learner, rk.EpsilonGreedyExplorer(0.1, seed=0)),
+        ...                  trajectory)
+        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> trajectory.n_sampled
+        50
+    """
+
+    samples_ahead = False  # each gradient step changes the priorities the next one samples by
+
+    def _loss(self, batch: TensorBatch) -> torch.Tensor:
+        if batch.weights is None:
+            raise TypeError(
+                f"{type(self).__name__}: the sampled batch has no importance weights; sample "
+                f"from an rk.PrioritizedCircularArraySARTTrajectory"
+            )
+        q, y = self._current_and_target(batch)
+        return (batch.weights * self._loss_fn(q, y, reduction="none")).mean()
+
+    def _after_step(self, trajectory: Any, batch: TensorBatch) -> None:
+        trajectory.update_priorities(batch.indices, self._last_target - self._last_q)
+
+
+def _not_prioritized(learner: PrioritizedDQNLearner, trajectory: Any) -> None:
+    raise TypeError(
+        f"{type(learner).__name__}: needs an rk.PrioritizedCircularArraySARTTrajectory (it "
+        f"updates priorities), got {type(trajectory).__name__}"
+    )
+
+
+# ---- PreExperiment: the network must fit the environment; replay must be prioritized ----
+@update.dispatch
+def _(
+    learner: PrioritizedDQNLearner,
+    trajectory: PrioritizedCircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PreExperimentStage,
+    /,
+):
+    learner.check(env)
+
+
+@update.dispatch
+def _(
+    learner: PrioritizedDQNLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PreExperimentStage,
+    /,
+):
+    _not_prioritized(learner, trajectory)
+
+
+# ---- PostAct: prioritized gradient steps, then the target update ----
+@update.dispatch
+def _(
+    learner: PrioritizedDQNLearner,
+    trajectory: PrioritizedCircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PostActStage,
+    /,
+):
+    learner.learn(trajectory)
+
+
+@update.dispatch
+def _(
+    learner: PrioritizedDQNLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PostActStage,
+    /,
+):
+    _not_prioritized(learner, trajectory)
