@@ -137,6 +137,8 @@ _LAZY: dict[str, str] = {
     "BatchSampler": "rlkit.trajectories.samplers",
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
+    # optimizer modules (a subpackage: rk.optimizers.GradientDescent, rk.optimizers.make, ...)
+    "optimizers": "rlkit.optimizers",
 }
 
 __all__ = sorted(
@@ -176,7 +178,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'rlkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    if module == f"{__name__}.{name}":  # a lazily imported subpackage
+        value = importlib.import_module(module)
+    else:
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -123,8 +123,13 @@ def _never() -> bool:
     return False
 
 
-def explain(policy: Any, env: Any, hook: Any = None, stop_condition: Any = None) -> None:
+def explain(policy: Any, env: Any = None, hook: Any = None, stop_condition: Any = None) -> None:
     """Print what a run would do at each stage: the resolved methods and their source.
+
+    Called with one object that has a ``describe()`` method and no environment (an optimizer
+    module of ``rk.optimizers``, a call plan), it prints that object's description instead:
+    ``rk.explain(optimizer)`` shows a module tree with each module's settings and whether it
+    wraps or computes the step.
 
     Example:
         >>> import rlkit as rk
@@ -132,4 +137,14 @@ def explain(policy: Any, env: Any, hook: Any = None, stop_condition: Any = None)
         PreExperiment: (nothing)
         ...
     """
+    if env is None and hook is None and stop_condition is None:
+        describe = getattr(policy, "describe", None)
+        if callable(describe) and not isinstance(policy, AbstractPolicy):
+            print(describe())
+            return
+        raise TypeError(
+            f"explain: give an environment to explain a run (explain(policy, env, ...)), or one "
+            f"object with a describe() method such as an optimizer module; got "
+            f"{type(policy).__name__}: {policy!r:.80} and no environment"
+        )
     print(build_plan(policy, env, hook, stop_condition).describe())

@@ -1,0 +1,40 @@
+"""Optimizer modules (TensorForce 0.3's design in eager torch; DESIGN.md section 9).
+
+A module's ``step(params, fn_loss, **fns) -> StepResult`` receives the loss as a closure, so
+meta-optimizers can evaluate it as often as they need. Modules that compute a step:
+:class:`GradientDescent` (any ``torch.optim`` optimizer), :class:`NaturalGradient`,
+:class:`Evolutionary`, :class:`Synchronization`; modules that wrap one: :class:`MultiStep`,
+:class:`ClippedStep`, :class:`OptimizedStep`. Solvers: :class:`ConjugateGradient`,
+:class:`LineSearch`. :func:`make` builds a tree from a spec; ``rk.explain(module)`` prints it.
+TRPO is ``OptimizedStep(NaturalGradient(...))``, PPO's update ``MultiStep(GradientDescent(Adam))``.
+"""
+
+from .base import OptimizerModule, StepResult
+from .clipped import ClippedStep
+from .evolutionary import Evolutionary
+from .gradient import GradientDescent
+from .multi_step import MultiStep
+from .natural_gradient import NaturalGradient
+from .optimized_step import OptimizedStep
+from .solvers import CGSolution, ConjugateGradient, LineSearch, LineSearchResult
+from .spec import MODULE_TYPES, UnknownOptimizerError, make
+from .synchronization import Synchronization
+
+__all__ = [
+    "OptimizerModule",
+    "StepResult",
+    "GradientDescent",
+    "MultiStep",
+    "ClippedStep",
+    "NaturalGradient",
+    "OptimizedStep",
+    "Synchronization",
+    "Evolutionary",
+    "ConjugateGradient",
+    "CGSolution",
+    "LineSearch",
+    "LineSearchResult",
+    "make",
+    "MODULE_TYPES",
+    "UnknownOptimizerError",
+]

@@ -1,0 +1,162 @@
+"""``GradientDescent``: one step of any ``torch.optim`` optimizer on the loss closure."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+
+from ..core.checks import finite_float
+from .base import (
+    Loss,
+    OptimizerModule,
+    ParamsLike,
+    StepResult,
+    as_parameters,
+    differences,
+    dot,
+    evaluate_loss,
+    snapshot,
+)
+
+__all__ = ["GradientDescent", "torch_optimizer_class", "torch_optimizer_names"]
+
+
+def _torch_optimizers() -> dict[str, type]:
+    return {
+        name.lower(): cls
+        for name, cls in vars(torch.optim).items()
+        if isinstance(cls, type)
+        and issubclass(cls, torch.optim.Optimizer)
+        and cls is not torch.optim.Optimizer
+    }
+
+
+def torch_optimizer_names() -> list[str]:
+    """The names ``GradientDescent`` and specs accept for the optimizers of ``torch.optim``."""
+    return sorted(_torch_optimizers())
+
+
+def torch_optimizer_class(owner: str, value: Any) -> type:
+    """A ``torch.optim.Optimizer`` subclass, or the one of ``torch.optim`` named ``value``
+    (case-insensitive: ``"adam"``, ``"SGD"``, ``"rmsprop"``)."""
+    if isinstance(value, type) and issubclass(value, torch.optim.Optimizer):
+        return value
+    if isinstance(value, str):
+        cls = _torch_optimizers().get(value.lower())
+        if cls is not None:
+            return cls
+    raise ValueError(
+        f"{owner}: torch_optimizer_cls must be a torch.optim.Optimizer subclass or one of "
+        f"{torch_optimizer_names()}, got {value!r}"
+    )
+
+
+class GradientDescent(OptimizerModule):
+    """One step of a ``torch.optim`` optimizer, built for the parameters on the first step.
+
+    The step evaluates ``fn_loss()`` (through the optimizer's closure, so optimizers that
+    evaluate the loss several times, such as ``LBFGS``, work too), back-propagates, optionally
+    clips the gradient's global norm (``max_grad_norm``, Stable-Baselines3's gradient clipping),
+    and lets the torch optimizer move the parameters. The estimated improvement is first order:
+    ``-gradient . delta``. The module is meant for one set of parameters: calling it with other
+    parameters is an error (the optimizer's moments belong to the first ones).
+
+    Args:
+        torch_optimizer_cls: a ``torch.optim.Optimizer`` subclass or its name (``"adam"``).
+        max_grad_norm: clip the gradient's global norm to this before the step (None: never).
+        **kw: the torch optimizer's arguments (``lr=3e-4``, ...).
+
+    Example:
+        >>> import torch, rlkit as rk
+        >>> w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+        >>> sgd = rk.optimizers.GradientDescent("sgd", lr=0.25)
+        >>> result = sgd.step([w], lambda: (w ** 2).sum())
+        >>> w.data, result.loss_before
+        (tensor([ 0.5000, -1.0000]), 5.0)
+    """
+
+    type_name = "gradient_descent"
+
+    def __init__(
+        self, torch_optimizer_cls: Any, *, max_grad_norm: float | None = None, **kw: Any
+    ) -> None:
+        self.torch_optimizer_cls = torch_optimizer_class("GradientDescent", torch_optimizer_cls)
+        self.max_grad_norm = (
+            None
+            if max_grad_norm is None
+            else finite_float("GradientDescent", "max_grad_norm", max_grad_norm, low=0, low_open=True)
+        )
+        self.kwargs = dict(kw)
+        self.optimizer: torch.optim.Optimizer | None = None
+        self._param_ids: tuple[int, ...] = ()
+        self._pending_state: dict | None = None
+        if "lr" in kw:
+            finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
+
+    def settings(self) -> dict[str, Any]:
+        cls = self.torch_optimizer_cls
+        known = _torch_optimizers().get(cls.__name__.lower()) is cls
+        name = cls.__name__.lower() if known else f"{cls.__module__}.{cls.__qualname__}"
+        out: dict[str, Any] = {"optimizer": name, **self.kwargs}
+        if self.max_grad_norm is not None:
+            out["max_grad_norm"] = self.max_grad_norm
+        return out
+
+    def _build(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
+        ids = tuple(id(p) for p in params)
+        if self.optimizer is None:
+            self.optimizer = self.torch_optimizer_cls(params, **self.kwargs)
+            self._param_ids = ids
+            if self._pending_state is not None:
+                self.optimizer.load_state_dict(self._pending_state)
+                self._pending_state = None
+        elif ids != self._param_ids:
+            raise ValueError(
+                "GradientDescent: step was called with other parameters than at its first step; "
+                "use one GradientDescent module per set of parameters"
+            )
+        return self.optimizer
+
+    def step(self, params: ParamsLike, fn_loss: Loss, **fns: Any) -> StepResult:
+        params = as_parameters("GradientDescent", params)
+        optimizer = self._build(params)
+        losses: list[float] = []
+        grad_norms: list[float] = []
+
+        def closure() -> torch.Tensor:
+            optimizer.zero_grad()
+            loss = evaluate_loss("GradientDescent", fn_loss)
+            loss.backward()
+            if self.max_grad_norm is not None:
+                total = torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+                grad_norms.append(float(total))
+            losses.append(float(loss.detach()))
+            return loss
+
+        before = snapshot(params)
+        optimizer.step(closure)
+        deltas = differences(params, before)
+        grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
+        statistics = {"loss": losses[0]}
+        if grad_norms:
+            statistics["grad_norm"] = grad_norms[0]
+        return StepResult(
+            deltas=deltas,
+            loss_before=losses[0],
+            estimated_improvement=-dot(grads, deltas),
+            statistics=statistics,
+        )
+
+    def _own_state(self) -> Any:
+        if self.optimizer is None:
+            return {"optimizer": copy.deepcopy(self._pending_state)}
+        return {"optimizer": copy.deepcopy(self.optimizer.state_dict())}
+
+    def _load_own_state(self, state: Any) -> None:
+        saved = copy.deepcopy((state or {}).get("optimizer"))
+        if self.optimizer is None:
+            self._pending_state = saved
+        elif saved is not None:
+            self.optimizer.load_state_dict(saved)

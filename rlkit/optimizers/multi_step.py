@@ -1,0 +1,141 @@
+"""``MultiStep``: several steps of a wrapped module, optionally over shuffled minibatches."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..core.checks import non_negative_int, optional_positive_int, positive_int
+from ..core.state import generator_state, set_generator_state
+from .base import (
+    Loss,
+    OptimizerModule,
+    ParamsLike,
+    StepResult,
+    as_parameters,
+    check_module,
+    differences,
+    snapshot,
+)
+
+__all__ = ["MultiStep", "bind_indices"]
+
+
+def bind_indices(fns: dict[str, Any], indices: np.ndarray) -> dict[str, Any]:
+    """``fns`` with every callable named ``fn_*`` bound to ``indices`` (its first argument);
+    other values pass unchanged."""
+    return {
+        name: partial(value, indices) if name.startswith("fn_") and callable(value) else value
+        for name, value in fns.items()
+    }
+
+
+class MultiStep(OptimizerModule):
+    """``num_steps`` steps of the wrapped module; with ``minibatch_size``, ``num_steps`` epochs
+    over shuffled minibatches.
+
+    Without minibatches every step calls ``inner.step(params, fn_loss, **fns)`` unchanged. With
+    ``minibatch_size`` the caller gives ``batch_size`` (the number of samples) to ``step`` and
+    its closures take an index array: ``fn_loss(indices)``, ``fn_kl_divergence(indices)``, ...
+    Each epoch draws a permutation of the samples from the module's own generator (seeded by
+    ``seed``, saved in its state) and cuts it into minibatches of ``minibatch_size`` (the last one
+    smaller when the size does not divide the batch), so every sample is visited exactly once per
+    epoch, as in Stable-Baselines3's PPO. PPO's update is ``MultiStep(GradientDescent(Adam),
+    n_epochs, minibatch_size)``.
+
+    Args:
+        inner: the wrapped optimizer module.
+        num_steps: steps (epochs with minibatches), >= 1.
+        minibatch_size: samples per minibatch, or None for full-batch steps.
+        seed: seed of the shuffling generator.
+
+    Example:
+        >>> import torch, rlkit as rk
+        >>> w = torch.nn.Parameter(torch.zeros(1))
+        >>> x = torch.arange(6.0)
+        >>> opt = rk.optimizers.MultiStep(rk.optimizers.GradientDescent("sgd", lr=0.1),
+        ...                               num_steps=2, minibatch_size=4)
+        >>> result = opt.step([w], lambda idx: ((w - x[idx]) ** 2).mean(), batch_size=6)
+        >>> result.statistics["inner_steps"]
+        4.0
+    """
+
+    type_name = "multi_step"
+    role = "wraps: repeats the inner module's step"
+
+    def __init__(
+        self,
+        inner: OptimizerModule,
+        num_steps: int,
+        minibatch_size: int | None = None,
+        *,
+        seed: int = 0,
+    ) -> None:
+        self.inner = check_module("MultiStep", "inner", inner)
+        self.num_steps = positive_int("MultiStep", "num_steps", num_steps)
+        self.minibatch_size = optional_positive_int("MultiStep", "minibatch_size", minibatch_size)
+        self.seed = non_negative_int("MultiStep", "seed", seed)
+        self.rng = np.random.default_rng(np.random.SeedSequence(self.seed))
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"num_steps": self.num_steps}
+        if self.minibatch_size is not None:
+            out["minibatch_size"] = self.minibatch_size
+            out["seed"] = self.seed
+        return out
+
+    def children(self) -> dict[str, OptimizerModule]:
+        return {"optimizer": self.inner}
+
+    def minibatches(self, batch_size: int) -> list[np.ndarray]:
+        """One epoch's minibatch index arrays (draws a permutation from the generator)."""
+        order = self.rng.permutation(batch_size)
+        size = self.minibatch_size or batch_size
+        return [order[start : start + size] for start in range(0, batch_size, size)]
+
+    def step(
+        self, params: ParamsLike, fn_loss: Loss, *, batch_size: int | None = None, **fns: Any
+    ) -> StepResult:
+        params = as_parameters("MultiStep", params)
+        before = snapshot(params)
+        results: list[StepResult] = []
+        if self.minibatch_size is None:
+            for _ in range(self.num_steps):
+                results.append(self.inner.step(params, fn_loss, **fns))
+        else:
+            if batch_size is None:
+                raise ValueError(
+                    "MultiStep: with minibatch_size, step needs batch_size (the number of "
+                    "samples the closures index), got None"
+                )
+            batch_size = positive_int("MultiStep", "batch_size", batch_size)
+            for _ in range(self.num_steps):
+                for indices in self.minibatches(batch_size):
+                    bound = bind_indices({"fn_loss": fn_loss, **fns}, indices)
+                    results.append(self.inner.step(params, **bound))
+        return _combine(differences(params, before), results, self.minibatch_size is None)
+
+    def _own_state(self) -> Any:
+        return generator_state(self.rng)
+
+    def _load_own_state(self, state: Any) -> None:
+        set_generator_state(self.rng, state)
+
+
+def _combine(deltas: list[torch.Tensor], results: list[StepResult], full: bool) -> StepResult:
+    estimates = [r.estimated_improvement for r in results]
+    statistics: dict[str, float] = {}
+    for name in results[0].statistics:
+        values = [r.statistics[name] for r in results if name in r.statistics]
+        statistics[name] = float(np.mean(values))
+    statistics["inner_steps"] = float(len(results))
+    return StepResult(
+        deltas=deltas,
+        loss_before=results[0].loss_before if full else None,
+        estimated_improvement=None if None in estimates else float(sum(estimates)),
+        statistics=statistics,
+    )
+

@@ -1,0 +1,95 @@
+"""``Synchronization``: parameters that follow a source (target networks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..core.checks import exactly_one_of, finite_float, positive_int
+from .base import Loss, OptimizerModule, StepResult, as_parameters
+
+__all__ = ["Synchronization"]
+
+
+def _tensors(owner: str, name: str, value: Any) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """(parameters, buffers) of a module, or (tensors, []) for an iterable of tensors."""
+    if isinstance(value, nn.Module):
+        return list(value.parameters()), list(value.buffers())
+    return as_parameters(f"{owner}: {name}", value), []
+
+
+class Synchronization(OptimizerModule):
+    """Move the parameters towards a source's: a hard copy every ``every`` steps, or Polyak
+    averaging ``target <- (1 - tau) * target + tau * source`` at every step (buffers of modules
+    are copied). Give exactly one of ``every`` and ``tau``. ``fn_loss`` is not used (pass None);
+    the source is given at construction or to each ``step`` as ``source=``. A target network is
+    ``Synchronization(online_network, every=n)`` stepped once per update unit.
+
+    Example:
+        >>> import torch, rlkit as rk
+        >>> online, target = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+        >>> sync = rk.optimizers.Synchronization(online, every=2)
+        >>> [sync.step(target, None).statistics["synchronized"] for _ in range(2)]
+        [0.0, 1.0]
+        >>> bool(torch.equal(target.weight, online.weight))
+        True
+    """
+
+    type_name = "synchronization"
+    role = "computes its own step: follows a source"
+
+    def __init__(
+        self, source: Any = None, *, every: int | None = None, tau: float | None = None
+    ) -> None:
+        exactly_one_of("Synchronization", every=every, tau=tau)
+        self.every = None if every is None else positive_int("Synchronization", "every", every)
+        self.tau = (
+            None
+            if tau is None
+            else finite_float("Synchronization", "tau", tau, low=0, high=1, low_open=True)
+        )
+        if source is not None:
+            _tensors("Synchronization", "source", source)
+        self.source = source
+        self.steps = 0
+
+    def settings(self) -> dict[str, Any]:
+        return {"every": self.every} if self.tau is None else {"tau": self.tau}
+
+    def step(
+        self, params: Any, fn_loss: Loss | None = None, *, source: Any = None, **fns: Any
+    ) -> StepResult:
+        source = self.source if source is None else source
+        if source is None:
+            raise ValueError(
+                "Synchronization: no source; give it at construction or as step(..., source=...)"
+            )
+        targets, target_buffers = _tensors("Synchronization", "params", params)
+        sources, source_buffers = _tensors("Synchronization", "source", source)
+        if [t.shape for t in targets] != [s.shape for s in sources]:
+            raise ValueError(
+                "Synchronization: params and source must have tensors of the same shapes, got "
+                f"{[tuple(t.shape) for t in targets]} and {[tuple(s.shape) for s in sources]}"
+            )
+        self.steps += 1
+        synchronize = self.tau is not None or self.steps % self.every == 0
+        before = [t.detach().clone() for t in targets]
+        if synchronize:
+            with torch.no_grad():
+                for t, s in zip(targets, sources):
+                    if self.tau is None or self.tau == 1.0:
+                        t.copy_(s)
+                    else:
+                        t.lerp_(s.detach(), self.tau)
+                for t, s in zip(target_buffers, source_buffers):
+                    t.copy_(s)
+        deltas = [t.detach() - b for t, b in zip(targets, before)]
+        return StepResult(deltas=deltas, statistics={"synchronized": float(synchronize)})
+
+    def _own_state(self) -> Any:
+        return {"steps": self.steps}
+
+    def _load_own_state(self, state: Any) -> None:
+        self.steps = int(state["steps"])
