@@ -148,7 +148,7 @@ class OptimizerModule(ABC):
         return None
 
     def _load_own_state(self, state: Any) -> None:
-        pass
+        del state  # a module without state of its own
 
 
 # ---- helpers shared by the modules ----
@@ -201,20 +201,20 @@ def snapshot(params: Sequence[torch.Tensor]) -> list[torch.Tensor]:
 def restore(params: Sequence[torch.Tensor], saved: Sequence[torch.Tensor]) -> None:
     """Copy ``saved`` back into ``params`` in place."""
     with torch.no_grad():
-        for p, s in zip(params, saved):
+        for p, s in zip(params, saved, strict=True):
             p.copy_(s)
 
 
 def apply_deltas(params: Sequence[torch.Tensor], deltas: Sequence[torch.Tensor], scale=1.0):
     """``params += scale * deltas`` in place (without recording gradients)."""
     with torch.no_grad():
-        for p, d in zip(params, deltas):
+        for p, d in zip(params, deltas, strict=True):
             p.add_(d, alpha=scale)
 
 
 def differences(after: Sequence[torch.Tensor], before: Sequence[torch.Tensor]):
     """``after - before`` for each parameter (detached)."""
-    return [a.detach() - b for a, b in zip(after, before)]
+    return [a.detach() - b for a, b in zip(after, before, strict=True)]
 
 
 def flat(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -239,7 +239,7 @@ def norm(tensors: Sequence[torch.Tensor]) -> float:
 
 def dot(a: Sequence[torch.Tensor], b: Sequence[torch.Tensor]) -> float:
     """The sum of elementwise products of two lists of tensors."""
-    return float(sum((x.detach() * y.detach()).sum() for x, y in zip(a, b)))
+    return float(sum((x.detach() * y.detach()).sum() for x, y in zip(a, b, strict=True)))
 
 
 def check_module(owner: str, name: str, value: Any) -> OptimizerModule:

@@ -69,7 +69,9 @@ class Evolutionary(OptimizerModule):
         seed: int = 0,
     ) -> None:
         owner = "Evolutionary"
-        self.learning_rate = finite_float(owner, "learning_rate", learning_rate, low=0, low_open=True)
+        self.learning_rate = finite_float(
+            owner, "learning_rate", learning_rate, low=0, low_open=True
+        )
         self.num_samples = positive_int(owner, "num_samples", num_samples)
         self.noise_std = finite_float(owner, "noise_std", noise_std, low=0, low_open=True)
         if not isinstance(rank_shaping, bool):
@@ -114,7 +116,7 @@ class Evolutionary(OptimizerModule):
         weights = shaped[: self.num_samples] - shaped[self.num_samples :]
         scale = 1.0 / (2.0 * self.num_samples * self.noise_std)
         gradient = [
-            sum(float(w) * noise[i] for w, noise in zip(weights, noises)) * scale
+            sum(float(w) * noise[i] for w, noise in zip(weights, noises, strict=True)) * scale
             for i in range(len(params))
         ]
         deltas = [-self.learning_rate * g for g in gradient]

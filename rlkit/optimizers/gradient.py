@@ -86,7 +86,9 @@ class GradientDescent(OptimizerModule):
         self.max_grad_norm = (
             None
             if max_grad_norm is None
-            else finite_float("GradientDescent", "max_grad_norm", max_grad_norm, low=0, low_open=True)
+            else finite_float(
+                "GradientDescent", "max_grad_norm", max_grad_norm, low=0, low_open=True
+            )
         )
         self.kwargs = dict(kw)
         self.optimizer: torch.optim.Optimizer | None = None

@@ -138,4 +138,3 @@ def _combine(deltas: list[torch.Tensor], results: list[StepResult], full: bool) 
         estimated_improvement=None if None in estimates else float(sum(estimates)),
         statistics=statistics,
     )
-

@@ -27,7 +27,7 @@ __all__ = ["NaturalGradient", "fisher_vector_product"]
 
 def _grads(output: torch.Tensor, params: list[torch.Tensor], **kw: Any) -> list[torch.Tensor]:
     grads = torch.autograd.grad(output, params, allow_unused=True, **kw)
-    return [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
+    return [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads, strict=True)]
 
 
 def fisher_vector_product(owner: str, kl: torch.Tensor, params: list[torch.Tensor]):
@@ -40,7 +40,11 @@ def fisher_vector_product(owner: str, kl: torch.Tensor, params: list[torch.Tenso
             f"{owner}: fn_kl_divergence does not depend on the parameters (its gradient has no "
             f"graph); it must compare the fixed old policy with the current parameters' policy"
         )
-    pairs = [(p, g) for p, g in zip(params, grad_kl) if g is not None and g.grad_fn is not None]
+    pairs = [
+        (p, g)
+        for p, g in zip(params, grad_kl, strict=True)
+        if g is not None and g.grad_fn is not None
+    ]
     used = [p for p, _ in pairs]
     flat_grad_kl = flat([g for _, g in pairs])
     sizes = [p.numel() for p in params]
@@ -48,10 +52,10 @@ def fisher_vector_product(owner: str, kl: torch.Tensor, params: list[torch.Tenso
 
     def product(vector: torch.Tensor) -> torch.Tensor:
         pieces = list(torch.split(vector, sizes))
-        v_used = torch.cat([piece for piece, u in zip(pieces, used_mask) if u])
+        v_used = torch.cat([piece for piece, u in zip(pieces, used_mask, strict=True) if u])
         hvp = _grads(torch.dot(flat_grad_kl, v_used), used, retain_graph=True)
         out, it = [], iter(hvp)
-        for piece, u in zip(pieces, used_mask):
+        for piece, u in zip(pieces, used_mask, strict=True):
             out.append(next(it).reshape(-1) if u else torch.zeros_like(piece))
         return torch.cat(out).detach()
 

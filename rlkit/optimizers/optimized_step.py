@@ -100,7 +100,7 @@ class OptimizedStep(OptimizerModule):
 
         def value_at(fraction: float) -> float:
             with torch.no_grad():
-                for p, s, d in zip(params, start, full):
+                for p, s, d in zip(params, start, full, strict=True):
                     p.copy_(s + fraction * d)
                 return float(evaluate_loss("OptimizedStep", fn_loss))
 

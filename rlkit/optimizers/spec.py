@@ -84,7 +84,9 @@ def make(spec: dict[str, Any] | OptimizerModule) -> OptimizerModule:
             return GradientDescent(spec.pop("optimizer"), **spec)
         if kind in _WRAPPERS:
             if "optimizer" not in spec:
-                raise ValueError(f"a {kind} spec needs 'optimizer', the spec of the module it wraps")
+                raise ValueError(
+                    f"a {kind} spec needs 'optimizer', the spec of the module it wraps"
+                )
             inner = make(spec.pop("optimizer"))
             return cls(inner, **spec)
         return cls(**spec)

@@ -78,14 +78,14 @@ class Synchronization(OptimizerModule):
         before = [t.detach().clone() for t in targets]
         if synchronize:
             with torch.no_grad():
-                for t, s in zip(targets, sources):
+                for t, s in zip(targets, sources, strict=True):
                     if self.tau is None or self.tau == 1.0:
                         t.copy_(s)
                     else:
                         t.lerp_(s.detach(), self.tau)
-                for t, s in zip(target_buffers, source_buffers):
+                for t, s in zip(target_buffers, source_buffers, strict=True):
                     t.copy_(s)
-        deltas = [t.detach() - b for t, b in zip(targets, before)]
+        deltas = [t.detach() - b for t, b in zip(targets, before, strict=True)]
         return StepResult(deltas=deltas, statistics={"synchronized": float(synchronize)})
 
     def _own_state(self) -> Any:
