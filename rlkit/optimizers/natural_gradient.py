@@ -34,7 +34,11 @@ def fisher_vector_product(owner: str, kl: torch.Tensor, params: list[torch.Tenso
     """A function ``v -> F v`` for the Hessian ``F`` of ``kl`` at the current parameters (the
     Fisher information when ``kl`` is the KL divergence from a fixed copy of the policy),
     computed by double backward; the matrix is never formed."""
-    grad_kl = torch.autograd.grad(kl, params, create_graph=True, allow_unused=True)
+    grad_kl = (
+        torch.autograd.grad(kl, params, create_graph=True, allow_unused=True)
+        if kl.requires_grad
+        else [None] * len(params)
+    )
     if all(g is None or g.grad_fn is None for g in grad_kl):
         raise ValueError(
             f"{owner}: fn_kl_divergence does not depend on the parameters (its gradient has no "
@@ -77,8 +81,12 @@ class NaturalGradient(OptimizerModule):
 
     Args:
         max_kl: the KL bound of a step, > 0 (TRPO's ``target_kl``).
-        cg_iterations: conjugate-gradient iterations, >= 1.
-        cg_damping: added to the Fisher matrix's diagonal in the solve, >= 0.
+        cg_iterations: conjugate-gradient iterations, >= 1 (Stable-Baselines3's 15 by default).
+        cg_damping: added to the Fisher matrix's diagonal in the solve, >= 0 (Stable-Baselines3's
+            0.1 by default; TensorForce used 1e-3). Small values let the direction run into
+            directions of low curvature, where the quadratic model of the KL is poor. The step
+            size uses the undamped product ``d^T F d`` (TensorForce; Stable-Baselines3 scales with
+            the damped one, a slightly shorter step).
 
     Example:
         >>> import torch, rlkit as rk
@@ -96,7 +104,7 @@ class NaturalGradient(OptimizerModule):
 
     type_name = "natural_gradient"
 
-    def __init__(self, max_kl: float, cg_iterations: int = 10, cg_damping: float = 1e-3) -> None:
+    def __init__(self, max_kl: float, cg_iterations: int = 15, cg_damping: float = 0.1) -> None:
         self.max_kl = finite_float("NaturalGradient", "max_kl", max_kl, low=0, low_open=True)
         self.cg_iterations = positive_int("NaturalGradient", "cg_iterations", cg_iterations)
         self.cg_damping = finite_float("NaturalGradient", "cg_damping", cg_damping, low=0)

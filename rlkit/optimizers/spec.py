@@ -56,7 +56,7 @@ def make(spec: dict[str, Any] | OptimizerModule) -> OptimizerModule:
         >>> rk.explain(trpo)
         OptimizedStep(ls_max_iterations=10, ls_accept_ratio=0.1, ls_parameter=0.5): wraps: line-searches along the inner module's step
           optimizer:
-            NaturalGradient(max_kl=0.01, cg_iterations=10, cg_damping=0.001): computes its own step
+            NaturalGradient(max_kl=0.01, cg_iterations=10, cg_damping=0.1): computes its own step
     """  # noqa: E501
     if isinstance(spec, OptimizerModule):
         return spec
