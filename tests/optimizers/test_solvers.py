@@ -28,9 +28,11 @@ def test_conjugate_gradient_solves_random_spd_systems(n, seed):
 def test_conjugate_gradient_damping_solves_the_damped_system():
     a = _random_spd(8, 3)
     b = torch.ones(8, dtype=torch.float64)
-    x = ConjugateGradient(max_iterations=50, damping=0.7, tolerance=1e-24).solve(
-        lambda v: a @ v, b
-    ).x
+    x = (
+        ConjugateGradient(max_iterations=50, damping=0.7, tolerance=1e-24)
+        .solve(lambda v: a @ v, b)
+        .x
+    )
     expected = torch.linalg.solve(a + 0.7 * torch.eye(8, dtype=a.dtype), b)
     assert torch.allclose(x, expected, atol=1e-9)
 
