@@ -63,6 +63,16 @@ class StepResult:
     actual_improvement: float | None = None
     statistics: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def loss(self) -> float:
+        """The loss before the step (NaN when not evaluated)."""
+        return math.nan if self.loss_before is None else self.loss_before
+
+    @property
+    def grad_norm(self) -> float:
+        """The gradient norm the module reported in its statistics (NaN when none)."""
+        return self.statistics.get("grad_norm", math.nan)
+
 
 class OptimizerModule(ABC):
     """An optimizer module: :meth:`step` changes ``params`` in place to decrease ``fn_loss()``.

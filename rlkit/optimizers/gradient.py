@@ -17,6 +17,7 @@ from .base import (
     differences,
     dot,
     evaluate_loss,
+    norm,
     snapshot,
 )
 
@@ -58,7 +59,8 @@ class GradientDescent(OptimizerModule):
 
     The step evaluates ``fn_loss()`` (through the optimizer's closure, so optimizers that
     evaluate the loss several times, such as ``LBFGS``, work too), back-propagates, optionally
-    clips the gradient's global norm (``max_grad_norm``, Stable-Baselines3's gradient clipping),
+    clips the gradient's global norm (``max_grad_norm``, Stable-Baselines3's gradient clipping;
+    the ``grad_norm`` statistic is the norm before clipping),
     and lets the torch optimizer move the parameters. The estimated improvement is first order:
     ``-gradient . delta``. The module is meant for one set of parameters: calling it with other
     parameters is an error (the optimizer's moments belong to the first ones).
@@ -134,6 +136,8 @@ class GradientDescent(OptimizerModule):
             if self.max_grad_norm is not None:
                 total = torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
                 grad_norms.append(float(total))
+            else:
+                grad_norms.append(norm([p.grad for p in params if p.grad is not None]))
             losses.append(float(loss.detach()))
             return loss
 
@@ -141,9 +145,7 @@ class GradientDescent(OptimizerModule):
         optimizer.step(closure)
         deltas = differences(params, before)
         grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
-        statistics = {"loss": losses[0]}
-        if grad_norms:
-            statistics["grad_norm"] = grad_norms[0]
+        statistics = {"loss": losses[0], "grad_norm": grad_norms[0]}
         return StepResult(
             deltas=deltas,
             loss_before=losses[0],
