@@ -137,6 +137,34 @@ _LAZY: dict[str, str] = {
     "BatchSampler": "rlkit.trajectories.samplers",
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
+    "RolloutTrajectory": "rlkit.trajectories.rollout",
+    # policy gradient: distributions, stochastic policies, schedules, the builder, algorithms
+    **dict.fromkeys(
+        [
+            "Categorical",
+            "DiagGaussian",
+            "SquashedDiagGaussian",
+            "MultiCategorical",
+            "Bernoulli",
+            "distribution_for",
+        ],
+        "rlkit.policies.distributions",
+    ),
+    "StochasticPolicy": "rlkit.policies.stochastic",
+    **dict.fromkeys(
+        [
+            "Schedule",
+            "ConstantSchedule",
+            "LinearSchedule",
+            "PiecewiseSchedule",
+            "ExponentialSchedule",
+        ],
+        "rlkit.core.schedules",
+    ),
+    **dict.fromkeys(["build_policy", "BuiltPolicy"], "rlkit.learners.builder"),
+    "VPG": "rlkit.learners.policy_gradient.vpg",
+    "A2C": "rlkit.learners.policy_gradient.a2c",
+    "PPO": "rlkit.learners.policy_gradient.ppo",
 }
 
 __all__ = sorted(

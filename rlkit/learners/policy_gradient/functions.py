@@ -28,6 +28,10 @@ __all__ = [
     "entropy_bonus",
     "normalize",
     "approx_kl",
+    "explained_variance",
+    "add_advantages",
+    "value_stats",
+    "extra_value_and_log_prob",
 ]
 
 
@@ -104,3 +108,40 @@ def approx_kl(log_prob: torch.Tensor, old_log_prob: torch.Tensor) -> torch.Tenso
     """``mean((r - 1) - log r)``, the low-variance KL estimate Stable-Baselines3 uses."""
     log_ratio = log_prob - old_log_prob
     return torch.mean(torch.exp(log_ratio) - 1 - log_ratio)
+
+
+def explained_variance(predicted: np.ndarray, target: np.ndarray) -> float:
+    """``1 - Var(target - predicted) / Var(target)`` (nan when the target is constant)."""
+    var = np.var(target)
+    return float("nan") if var == 0 else float(1 - np.var(target - predicted) / var)
+
+
+# ---- the shared postprocess_fn and stats_fn of VPG, A2C and PPO ----
+
+
+def add_advantages(policy, batch):
+    """``postprocess_fn``: values of the final states with the current model, then GAE with
+    the policy's ``gamma`` and ``gae_lambda``; adds ``advantages`` and ``returns``."""
+    final = torch.as_tensor(batch["final_state"], dtype=torch.float32, device=policy.device)
+    with torch.no_grad():
+        next_values = policy.model.value(final.flatten(0, 1)).reshape(final.shape[:2])
+    advantages, returns = gae(
+        batch["reward"],
+        batch["value"],
+        next_values.cpu().numpy().astype(np.float64),
+        batch["terminated"],
+        batch["truncated"],
+        gamma=float(policy.hp("gamma")),
+        lam=float(policy.hp("gae_lambda")),
+    )
+    return {**batch, "advantages": advantages, "returns": returns}
+
+
+def value_stats(policy, batch) -> dict[str, float]:
+    """``stats_fn``: the explained variance of the stored values (Stable-Baselines3 logs it)."""
+    return {"explained_variance": explained_variance(batch["value"], batch["returns"])}
+
+
+def extra_value_and_log_prob(policy, model, dist, obs, actions) -> dict[str, torch.Tensor]:
+    """``extra_action_out_fn``: the state's value and the action's log-probability."""
+    return {"value": model.value(obs), "log_prob": dist.log_prob(actions)}
