@@ -18,15 +18,14 @@ the real final observation after the last step of an episode).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import gymnasium as gym
 import numpy as np
 import torch
 
-from ..core import interfaces
 from ..core.dispatch import greedy, update
-from ..core.interfaces import AbstractEnv, AbstractPolicy
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractVectorEnv
 from ..core.stages import PostActStage, PreActStage
 from ..core.state import get_state, require_keys, set_state
 from ..trajectories.rollout import RolloutTrajectory
@@ -34,17 +33,13 @@ from .distributions import ActionDistribution, distribution_for
 
 __all__ = ["StochasticPolicy", "DeterministicPolicy", "is_vector_env", "batch_view"]
 
-# The vector-env interface (DESIGN section 7) lives in core.interfaces once vector envs land;
-# until then every env is an AbstractEnv.
-_VectorEnv = getattr(interfaces, "AbstractVectorEnv", AbstractEnv)
-AnyEnv = AbstractEnv if _VectorEnv is AbstractEnv else AbstractEnv | _VectorEnv
+# methods of this module take single and vector environments alike
+AnyEnv = Union[AbstractEnv, AbstractVectorEnv]  # noqa: UP007 - a runtime type for plum
 
 
 def is_vector_env(env: Any) -> bool:
     """Whether ``env`` is a vector environment (it has ``n_envs`` sub-environments)."""
-    if _VectorEnv is AbstractEnv:
-        return hasattr(env, "n_envs")
-    return isinstance(env, _VectorEnv)
+    return isinstance(env, AbstractVectorEnv)
 
 
 def batch_view(env: Any, name: str) -> np.ndarray:
