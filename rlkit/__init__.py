@@ -18,6 +18,7 @@ from typing import Any
 
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
 from . import hooks as _hooks  # noqa: F401 - registers hook composition and resume_from
+from .core import vector_run as _vector_run  # noqa: F401 - registers the vector run loop
 from .core.dispatch import DispatchError, greedy, statistics, update
 from .core.interfaces import (
     AbstractApproximator,
@@ -27,6 +28,7 @@ from .core.interfaces import (
     AbstractPolicy,
     AbstractStopCondition,
     AbstractTrajectory,
+    AbstractVectorEnv,
     InvalidActionError,
 )
 from .core.stages import (
@@ -93,6 +95,7 @@ _LAZY: dict[str, str] = {
     "CheckpointError": "rlkit.hooks.checkpoint",
     # environments
     "GymEnv": "rlkit.envs.gym",
+    "VectorGymEnv": "rlkit.envs.vector",
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
     "WindyGridWorldEnv": "rlkit.envs.toy.windy_grid_world",
@@ -137,6 +140,34 @@ _LAZY: dict[str, str] = {
     "BatchSampler": "rlkit.trajectories.samplers",
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
+    "RolloutTrajectory": "rlkit.trajectories.rollout",
+    # policy gradient: distributions, stochastic policies, schedules, the builder, algorithms
+    **dict.fromkeys(
+        [
+            "Categorical",
+            "DiagGaussian",
+            "SquashedDiagGaussian",
+            "MultiCategorical",
+            "Bernoulli",
+            "distribution_for",
+        ],
+        "rlkit.policies.distributions",
+    ),
+    "StochasticPolicy": "rlkit.policies.stochastic",
+    **dict.fromkeys(
+        [
+            "Schedule",
+            "ConstantSchedule",
+            "LinearSchedule",
+            "PiecewiseSchedule",
+            "ExponentialSchedule",
+        ],
+        "rlkit.core.schedules",
+    ),
+    **dict.fromkeys(["build_policy", "BuiltPolicy"], "rlkit.learners.builder"),
+    "VPG": "rlkit.learners.policy_gradient.vpg",
+    "A2C": "rlkit.learners.policy_gradient.a2c",
+    "PPO": "rlkit.learners.policy_gradient.ppo",
     # optimizer modules (a subpackage: rk.optimizers.GradientDescent, rk.optimizers.make, ...)
     "optimizers": "rlkit.optimizers",
 }
@@ -149,6 +180,7 @@ __all__ = sorted(
         "greedy",
         "DispatchError",
         "AbstractEnv",
+        "AbstractVectorEnv",
         "AbstractPolicy",
         "AbstractLearner",
         "AbstractTrajectory",

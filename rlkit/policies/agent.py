@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.dispatch import DispatchError, PlanStep, greedy, noop, resolve, update
-from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
 from ..core.state import get_state, set_state
 
@@ -97,7 +97,7 @@ def _ignoring_action(step: PlanStep) -> PlanStep:
 def _(
     policy: AbstractPolicy,
     trajectory: AbstractTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     /,
 ):
@@ -109,7 +109,7 @@ def _(
 def _(
     trajectory: AbstractTrajectory,
     policy: AbstractPolicy,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     /,
 ):
@@ -121,7 +121,7 @@ def _(
 def _(
     trajectory: AbstractTrajectory,
     policy: AbstractPolicy,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     action: object,
     /,

@@ -1,0 +1,519 @@
+"""``rk.build_policy``: a deep learner compiled from pure functions (RLlib's policy builder,
+without mixins; DESIGN.md section 8).
+
+An algorithm is a handful of pure functions:
+
+* ``model_fn(state_space, action_space, dist_class, config, seed) -> torch.nn.Module``: the
+  network; ``model(obs)`` gives the action distribution's inputs (actor-critic models also have
+  ``model.value(obs)``);
+* ``extra_action_out_fn(policy, model, dist, obs, actions) -> dict[str, tensor]``: what is
+  stored beside each action when acting (values, log-probabilities);
+* ``postprocess_fn(policy, batch) -> batch``: adds what the loss needs (advantages, returns);
+* ``loss_fn(policy, model, dist_class, batch) -> tensor`` (a scalar), or ``(tensor, dict)`` with
+  scalar diagnostics (``approx_kl``, ``clip_fraction``, ...);
+* ``gradients_fn(params)`` (optional): changes the gradients in place after backpropagation;
+* ``stats_fn(policy, batch) -> dict[str, float]``: reported through ``rk.statistics``;
+
+plus an ``optimizer``: an object with ``step(params, fn_loss, **fns)`` (see
+:class:`GradientStep`, the default; ``rk.optimizers`` modules have the same interface), or a
+callable ``config -> optimizer``; and ``defaults``, the hyperparameters (numbers or
+``Schedule`` objects, whose counters are the policy's environment transitions).
+
+The learning step, in this order (:func:`learn`, called by each algorithm's PostAct method when
+the :class:`~rlkit.RolloutTrajectory` is full): the rollout's batch -> ``postprocess_fn`` ->
+``n_epochs`` passes over shuffled minibatches of ``batch_size`` (the whole batch by default),
+each an optimizer step over ``loss_fn`` (and ``gradients_fn``), stopping early when a
+``target_kl`` is set and the loss reports ``approx_kl > 1.5 * target_kl`` (Stable-Baselines3) ->
+``stats_fn`` -> ``rk.statistics(policy)``; then the rollout is cleared.
+
+Example:
+    >>> import rlkit as rk
+    >>> from rlkit.learners.policy_gradient import vpg
+    >>> Mine = vpg.VPG.with_updates(name="Mine", defaults={"lr": 1e-2})
+    >>> Mine.defaults["lr"], Mine.loss_fn is vpg.VPG.loss_fn
+    (0.01, True)
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..core.checks import check_callable, optional_positive_int, positive_int
+from ..core.dispatch import PlanStep, statistics, update, where
+from ..core.schedules import Schedule
+from ..core.seeding import spawn_seeds
+from ..core.stages import POST_ACT_STAGE, AbstractStage, PostActStage
+from ..core.state import generator_state, require_keys, set_generator_state, state_count
+from ..policies.agent import Agent
+from ..policies.distributions import distribution_for
+from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
+from ..trajectories.rollout import RolloutTrajectory
+
+__all__ = [
+    "build_policy",
+    "BuiltPolicy",
+    "Batch",
+    "GradientStep",
+    "StepResult",
+    "learn",
+    "FUNCTION_NAMES",
+]
+
+FUNCTION_NAMES = (
+    "loss_fn",
+    "postprocess_fn",
+    "stats_fn",
+    "extra_action_out_fn",
+    "gradients_fn",
+    "model_fn",
+)
+_SIGNATURES = {
+    "loss_fn": "loss_fn(policy, model, dist_class, batch)",
+    "postprocess_fn": "postprocess_fn(policy, batch)",
+    "stats_fn": "stats_fn(policy, batch)",
+    "extra_action_out_fn": "extra_action_out_fn(policy, model, dist, obs, actions)",
+    "gradients_fn": "gradients_fn(params)",
+    "model_fn": "model_fn(state_space, action_space, dist_class, config, seed)",
+}
+# hyperparameters every built policy has (an algorithm's defaults may change them)
+_COMMON_DEFAULTS = {"n_steps": 1, "n_epochs": 1, "batch_size": None, "target_kl": None}
+
+
+# ---- the batch ----
+
+
+class Batch(dict):
+    """A dict of traces; a missing key raises a ``KeyError`` that names it and the keys there
+    are (so a ``postprocess_fn`` that drops a key the loss needs is found at once)."""
+
+    owner = "batch"
+
+    def __missing__(self, key: str) -> Any:
+        raise KeyError(
+            f"{self.owner} has no key {key!r} (keys: {sorted(self)}); did the postprocess_fn "
+            f"drop it or forget to add it?"
+        )
+
+
+# ---- the default optimizer ----
+
+
+@dataclass
+class StepResult:
+    """What one optimizer step reports: the loss and the gradient norm before clipping."""
+
+    loss: float
+    grad_norm: float
+
+
+class GradientStep:
+    """One gradient step of a torch optimizer with global gradient-norm clipping:
+    ``step(params, fn_loss, **fns) -> StepResult`` (the interface of ``rk.optimizers``).
+
+    ``learning_rate`` is set by the policy before each update (from its ``lr`` hyperparameter);
+    ``fn_gradients`` (the builder's ``gradients_fn``), when given, changes the gradients in place
+    before clipping.
+
+    Example:
+        >>> import torch
+        >>> w = torch.nn.Parameter(torch.ones(2))
+        >>> opt = GradientStep(torch.optim.SGD, learning_rate=0.5, max_grad_norm=None)
+        >>> opt.step([w], lambda: (w ** 2).sum()).loss, w.tolist()
+        (2.0, [0.0, 0.0])
+    """
+
+    def __init__(
+        self,
+        optimizer_cls: Callable[..., torch.optim.Optimizer] = torch.optim.Adam,
+        *,
+        learning_rate: float = 3e-4,
+        max_grad_norm: float | None = 0.5,
+        **kwargs: Any,
+    ) -> None:
+        self.optimizer_cls = optimizer_cls
+        self.learning_rate = float(learning_rate)
+        self.max_grad_norm = max_grad_norm
+        self.kwargs = kwargs
+        self.torch_optimizer: torch.optim.Optimizer | None = None
+        self._pending: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        name = getattr(self.optimizer_cls, "__name__", repr(self.optimizer_cls))
+        return f"GradientStep({name}, max_grad_norm={self.max_grad_norm})"
+
+    def bind(self, params: list[torch.nn.Parameter]) -> None:
+        """Create the torch optimizer over ``params`` (done by the first ``step`` otherwise)."""
+        self.torch_optimizer = self.optimizer_cls(params, lr=self.learning_rate, **self.kwargs)
+        if self._pending is not None:
+            self.torch_optimizer.load_state_dict(self._pending)
+            self._pending = None
+
+    def step(self, params: list[torch.nn.Parameter], fn_loss: Callable[[], Any], **fns: Any):
+        if self.torch_optimizer is None:
+            self.bind(params)
+        optimizer = self.torch_optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = self.learning_rate
+        optimizer.zero_grad(set_to_none=True)
+        loss = fn_loss()
+        loss.backward()
+        fn_gradients = fns.get("fn_gradients")
+        if fn_gradients is not None:
+            fn_gradients(params)
+        if self.max_grad_norm is not None:
+            norm = torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+        else:
+            grads = [p.grad for p in params if p.grad is not None]
+            norm = torch.nn.utils.get_total_norm(grads) if grads else torch.tensor(math.nan)
+        optimizer.step()
+        return StepResult(float(loss.detach()), float(norm))
+
+    def state_dict(self) -> dict[str, Any]:
+        state = self.torch_optimizer.state_dict() if self.torch_optimizer else self._pending
+        return {"torch_optimizer": copy.deepcopy(state), "learning_rate": self.learning_rate}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("GradientStep", state, "torch_optimizer", "learning_rate")
+        self.learning_rate = float(state["learning_rate"])
+        saved = copy.deepcopy(state["torch_optimizer"])
+        if self.torch_optimizer is None:
+            self._pending = saved
+        elif saved is not None:
+            self.torch_optimizer.load_state_dict(saved)
+
+
+# ---- the built policies ----
+
+
+class BuiltPolicy(StochasticPolicy):
+    """Base class of the policies :func:`build_policy` makes (see the module docstring).
+
+    ``Built(env, seed=0, **config)``: the spaces come from ``env`` (or give ``state_space=`` and
+    ``action_space=``); ``config`` overrides the class's ``defaults`` (an unknown name is an
+    error listing the known ones). ``Built.agent(env, seed=0, **config)`` pairs a new policy with
+    the :class:`~rlkit.RolloutTrajectory` it learns from.
+    """
+
+    name = "BuiltPolicy"
+    defaults: Mapping[str, Any] = MappingProxyType(dict(_COMMON_DEFAULTS))
+    loss_fn = None
+    postprocess_fn = None
+    stats_fn = None
+    extra_action_out_fn = None
+    gradients_fn = None
+    model_fn = None
+    optimizer: Any = None
+
+    def __init__(
+        self,
+        env: Any = None,
+        *,
+        state_space: Any = None,
+        action_space: Any = None,
+        seed: int | np.random.SeedSequence = 0,
+        device: str | torch.device = "cpu",
+        **config: Any,
+    ) -> None:
+        cls_name = type(self).name
+        if env is not None:
+            state_space = env.state_space if state_space is None else state_space
+            action_space = env.action_space if action_space is None else action_space
+        if state_space is None or action_space is None:
+            raise TypeError(f"{cls_name}: give an env, or both state_space and action_space")
+        unknown = sorted(set(config) - set(self.defaults))
+        if unknown:
+            raise TypeError(
+                f"{cls_name}: unknown hyperparameter(s) {unknown}; known: {sorted(self.defaults)}"
+            )
+        self.config = copy.deepcopy({**self.defaults, **config})
+        positive_int(cls_name, "n_steps", self.config["n_steps"])
+        positive_int(cls_name, "n_epochs", self.config["n_epochs"])
+        optional_positive_int(cls_name, "batch_size", self.config["batch_size"])
+        dist_class = distribution_for(action_space)
+        model_seed, sample_seed, shuffle_seed = spawn_seeds(seed, 3)
+        model = type(self).model_fn(state_space, action_space, dist_class, self.config, model_seed)
+        super().__init__(
+            model.to(device), action_space, dist_class=dist_class, seed=sample_seed, device=device
+        )
+        self.state_space = state_space
+        self.rng = np.random.default_rng(shuffle_seed)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = _make_optimizer(type(self).optimizer, self.config, cls_name)
+        if callable(getattr(self.optimizer, "bind", None)):
+            self.optimizer.bind(self.params)
+        self.transitions = 0  # environment transitions seen (the schedules' clock)
+        self.updates = 0  # learning steps (one per full rollout)
+        self.gradient_steps = 0
+        self.stats: dict[str, float] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).name}({self.dist_class.__name__})"
+
+    @classmethod
+    def agent(cls, env: Any, *, seed: int = 0, **config: Any) -> Agent:
+        """A new policy for ``env`` and the rollout it learns from, as an ``rk.Agent``."""
+        policy = cls(env, seed=seed, **config)
+        n_envs = env.n_envs if is_vector_env(env) else 1
+        return Agent(policy, RolloutTrajectory(policy.config["n_steps"], n_envs))
+
+    @classmethod
+    def with_updates(cls, **changes: Any) -> type[BuiltPolicy]:
+        """A new policy class (a subclass of this one) with the named functions, ``optimizer``,
+        ``name`` or ``defaults`` replaced (``defaults`` replaces the keys it names and keeps the
+        others); anything else is an error listing what can be changed."""
+        known = (*FUNCTION_NAMES, "optimizer", "name", "defaults")
+        unknown = sorted(set(changes) - set(known))
+        if unknown:
+            raise TypeError(
+                f"{cls.name}.with_updates: unknown name(s) {unknown}; known: {sorted(known)}"
+            )
+        defaults = {**cls.defaults, **changes.pop("defaults", {})}
+        name = changes.pop("name", cls.name)
+        return _make_class(name, cls, defaults, changes)
+
+    # ---- hyperparameters ----
+    def hp(self, name: str) -> Any:
+        """The hyperparameter ``name`` now (a schedule's value at the policy's transitions)."""
+        value = self.config[name]
+        return value(self.transitions) if isinstance(value, Schedule) else value
+
+    def extra_action_out(self, obs, dist, actions):
+        fn = type(self).extra_action_out_fn
+        return {} if fn is None else fn(self, self.model, dist, obs, actions)
+
+    # ---- what rk.explain shows for the learning step ----
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        cls = type(self)
+        steps = [PlanStep(_nothing, "  learns (when the rollout is full) with:", where(learn))]
+        for fn_name in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
+            fn = getattr(cls, fn_name)
+            if fn is not None:
+                label = f"    {fn_name} = {fn.__module__}.{fn.__qualname__}"
+                steps.append(PlanStep(_nothing, label, where(fn)))
+        steps.append(PlanStep(_nothing, f"    optimizer = {self.optimizer!r}", where(learn)))
+        return {POST_ACT_STAGE: steps}
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            **super().state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "schedules": {
+                k: v.state_dict() for k, v in self.config.items() if isinstance(v, Schedule)
+            },
+            "rng": generator_state(self.rng),
+            "transitions": self.transitions,
+            "updates": self.updates,
+            "gradient_steps": self.gradient_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        owner = type(self).name
+        require_keys(owner, state, "optimizer", "schedules", "rng", "transitions", "updates")
+        super().load_state_dict(state)
+        self.optimizer.load_state_dict(state["optimizer"])
+        for key, schedule_state in state["schedules"].items():
+            self.config[key].load_state_dict(schedule_state)
+        set_generator_state(self.rng, state["rng"])
+        self.transitions = state_count(owner, state, "transitions")
+        self.updates = state_count(owner, state, "updates")
+        self.gradient_steps = state_count(owner, state, "gradient_steps")
+
+
+def _nothing() -> None:
+    """A plan step that only describes (the learning itself is the update method above it)."""
+
+
+def _make_optimizer(optimizer: Any, config: dict[str, Any], owner: str) -> Any:
+    if callable(getattr(optimizer, "step", None)):
+        return copy.deepcopy(optimizer)
+    if callable(optimizer):
+        made = optimizer(config)
+        if callable(getattr(made, "step", None)):
+            return made
+        optimizer = made
+    raise TypeError(
+        f"{owner}: optimizer must be an object with step(params, fn_loss, **fns) or a callable "
+        f"config -> such an object, got {optimizer!r}"
+    )
+
+
+def build_policy(
+    name: str,
+    *,
+    loss_fn: Callable[..., Any],
+    postprocess_fn: Callable[..., Any] | None = None,
+    stats_fn: Callable[..., Any] | None = None,
+    extra_action_out_fn: Callable[..., Any] | None = None,
+    gradients_fn: Callable[..., Any] | None = None,
+    model_fn: Callable[..., Any],
+    optimizer: Any,
+    defaults: Mapping[str, Any],
+) -> type[BuiltPolicy]:
+    """Compile pure functions into a :class:`BuiltPolicy` subclass named ``name`` (see the
+    module docstring for each function's signature and the order they run in)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"build_policy: name must be an identifier, got {name!r}")
+    if not isinstance(defaults, Mapping):
+        raise TypeError(f"build_policy: defaults must be a mapping, got {defaults!r}")
+    functions = {
+        "loss_fn": loss_fn,
+        "postprocess_fn": postprocess_fn,
+        "stats_fn": stats_fn,
+        "extra_action_out_fn": extra_action_out_fn,
+        "gradients_fn": gradients_fn,
+        "model_fn": model_fn,
+        "optimizer": optimizer,
+    }
+    return _make_class(name, BuiltPolicy, {**_COMMON_DEFAULTS, **defaults}, functions)
+
+
+def _make_class(
+    name: str, base: type[BuiltPolicy], defaults: dict[str, Any], functions: dict[str, Any]
+) -> type[BuiltPolicy]:
+    for key, fn in functions.items():
+        if key == "optimizer":
+            continue
+        if fn is None and key in ("loss_fn", "model_fn"):
+            raise TypeError(f"build_policy({name!r}): {key} is required")
+        if fn is not None:
+            check_callable(f"build_policy({name!r})", key, fn, _SIGNATURES[key])
+    namespace: dict[str, Any] = {
+        key: staticmethod(fn) if key in FUNCTION_NAMES and fn is not None else fn
+        for key, fn in functions.items()
+    }
+    namespace.update(
+        name=name,
+        defaults=MappingProxyType(dict(defaults)),
+        __module__=getattr(functions.get("loss_fn"), "__module__", base.__module__),
+        __doc__=f"The {name} policy built by rk.build_policy (see rlkit.learners.builder).",
+    )
+    return type(name, (base,), namespace)
+
+
+# ---- the learning step ----
+
+
+def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
+    """Learn from a full rollout in the documented order (module docstring), then clear it."""
+    cls = type(policy)
+    batch = Batch({k: np.array(v) for k, v in trajectory.batch().items()})
+    if cls.postprocess_fn is not None:
+        batch = cls.postprocess_fn(policy, batch)
+        if not isinstance(batch, Mapping):
+            raise TypeError(
+                f"{cls.name}: postprocess_fn {_fn_name(cls.postprocess_fn)} must return the "
+                f"batch (a dict), got {type(batch).__name__}"
+            )
+    batch = Batch(batch)
+    batch.owner = f"{cls.name}: the batch after postprocess_fn"
+    if hasattr(policy.optimizer, "learning_rate") and "lr" in policy.config:
+        policy.optimizer.learning_rate = float(policy.hp("lr"))
+    flat = _flatten(batch, policy.device)
+    diagnostics = _optimize(policy, flat)
+    policy.updates += 1
+    stats = dict(diagnostics)
+    if "lr" in policy.config:
+        stats["learning_rate"] = float(policy.hp("lr"))
+    if cls.stats_fn is not None:
+        stats.update({k: float(v) for k, v in cls.stats_fn(policy, batch).items()})
+    policy.stats = stats
+    trajectory.clear()
+
+
+def _flatten(batch: Batch, device: torch.device) -> Batch:
+    """(n_steps, n_envs, ...) numpy traces -> (n_steps * n_envs, ...) tensors."""
+    flat = Batch()
+    flat.owner = batch.owner
+    for key, value in batch.items():
+        array = np.asarray(value)
+        array = array.reshape(-1, *array.shape[2:]) if array.ndim >= 2 else array
+        dtype = torch.float32 if array.dtype.kind == "f" else None
+        flat[key] = torch.as_tensor(array, dtype=dtype, device=device)
+    return flat
+
+
+def _optimize(policy: BuiltPolicy, flat: Batch) -> dict[str, float]:
+    cls = type(policy)
+    n = len(next(iter(flat.values())))
+    batch_size = policy.config["batch_size"] or n
+    target_kl = policy.config["target_kl"]
+    sums: dict[str, float] = {}
+    count = 0
+    fns = {} if cls.gradients_fn is None else {"fn_gradients": cls.gradients_fn}
+    for epoch in range(policy.config["n_epochs"]):
+        order = policy.rng.permutation(n) if batch_size < n else np.arange(n)
+        for start in range(0, n, batch_size):
+            index = torch.as_tensor(order[start : start + batch_size])
+            minibatch = Batch({k: v[index] for k, v in flat.items()})
+            minibatch.owner = flat.owner
+            loss, info = _checked_loss(policy, minibatch, epoch, start // batch_size)
+            kl = info.get("approx_kl")
+            if target_kl is not None and kl is not None and kl > 1.5 * target_kl:
+                sums["early_stop_epoch"] = float(epoch)
+                return _means(sums, count)
+            result = policy.optimizer.step(policy.params, lambda loss=loss: loss, **fns)
+            policy.gradient_steps += 1
+            count += 1
+            for key, value in {"loss": result.loss, "grad_norm": result.grad_norm, **info}.items():
+                sums[key] = sums.get(key, 0.0) + float(value)
+    return _means(sums, count)
+
+
+def _means(sums: dict[str, float], count: int) -> dict[str, float]:
+    return {k: (v if k == "early_stop_epoch" else v / max(count, 1)) for k, v in sums.items()}
+
+
+def _checked_loss(
+    policy: BuiltPolicy, minibatch: Batch, epoch: int, index: int
+) -> tuple[torch.Tensor, dict[str, float]]:
+    cls = type(policy)
+    out = cls.loss_fn(policy, policy.model, policy.dist_class, minibatch)
+    loss, info = out if isinstance(out, tuple) else (out, {})
+    where_ = (
+        f"at update {policy.updates + 1} (epoch {epoch}, minibatch {index}, gradient step "
+        f"{policy.gradient_steps + 1})"
+    )
+    name = _fn_name(cls.loss_fn)
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
+        raise ValueError(
+            f"{cls.name}: loss_fn {name} must return a scalar tensor, got {shape} {where_}"
+        )
+    if not torch.isfinite(loss).item():
+        raise FloatingPointError(
+            f"{cls.name}: loss_fn {name} returned a non-finite loss {loss.item()} {where_}"
+        )
+    return loss.reshape(()), {k: float(v) for k, v in info.items()}
+
+
+def _fn_name(fn: Any) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+# ---- PostAct: count transitions, learn when the rollout is full ----
+@update.dispatch
+def _(
+    policy: BuiltPolicy,
+    trajectory: RolloutTrajectory,
+    env: AnyEnv,
+    stage: PostActStage,
+    /,
+):
+    policy.transitions += trajectory.n_envs
+    if trajectory.full:
+        learn(policy, trajectory)
+
+
+# ---- statistics: the last learning step's ----
+@statistics.dispatch
+def _(policy: BuiltPolicy, /):
+    return dict(policy.stats)

@@ -1,0 +1,101 @@
+"""A2C (Mnih et al. 2016, synchronous) with Stable-Baselines3's semantics, as pure functions
+compiled by ``rk.build_policy``.
+
+Every ``n_steps`` steps of all envs: returns by GAE with ``gae_lambda`` (1.0: n-step returns
+bootstrapped from the value of the last final state, and from the final state on truncation),
+then one RMSprop step (alpha 0.99, eps 1e-5) on :func:`a2c_loss` over the whole batch: policy
+gradient on the (by default unnormalised) advantages + ``vf_coef`` * value MSE + ``ent_coef`` *
+entropy loss, the gradient norm clipped at ``max_grad_norm`` (0.5).
+
+Defaults are Stable-Baselines3's. Difference: torch's RMSprop puts ``eps`` outside the square
+root, as Stable-Baselines3 with its default ``RMSprop`` does (not the TF-style variant).
+
+Example:
+    >>> import rlkit as rk
+    >>> agent = rk.A2C.agent(rk.GymEnv("CartPole-v1", seed=0), seed=0)
+    >>> hook = rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(20))
+    >>> agent.policy.updates, agent.policy.gradient_steps
+    (4, 4)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ...core.dispatch import update
+from ...core.stages import PostActStage
+from ...policies.stochastic import AnyEnv
+from ...trajectories.rollout import RolloutTrajectory
+from ..builder import GradientStep, build_policy, learn
+from .functions import (
+    add_advantages,
+    entropy_bonus,
+    extra_value_and_log_prob,
+    normalize,
+    policy_gradient_loss,
+    value_loss,
+    value_stats,
+)
+from .models import actor_critic_model
+
+__all__ = ["A2C", "a2c_loss", "rmsprop_optimizer", "A2C_DEFAULTS"]
+
+A2C_DEFAULTS = {
+    "lr": 7e-4,
+    "n_steps": 5,
+    "gamma": 0.99,
+    "gae_lambda": 1.0,
+    "normalize_advantage": False,
+    "ent_coef": 0.0,
+    "vf_coef": 0.5,
+    "max_grad_norm": 0.5,
+    "hidden": (64, 64),
+    "activation": "tanh",
+    "log_std_init": 0.0,
+}
+
+
+def a2c_loss(policy, model, dist_class, batch):
+    """Policy gradient + ``vf_coef`` * value MSE + ``ent_coef`` * entropy loss."""
+    obs = batch["state"]
+    dist = dist_class.from_inputs(model(obs), policy.action_space, batch.get("legal_action_mask"))
+    advantages = batch["advantages"]
+    if policy.hp("normalize_advantage"):
+        advantages = normalize(advantages)
+    policy_loss = policy_gradient_loss(dist.log_prob(batch["action"]), advantages)
+    v_loss = value_loss(model.value(obs), batch["returns"])
+    ent_loss = entropy_bonus(dist.entropy())
+    loss = policy_loss + policy.hp("ent_coef") * ent_loss + policy.hp("vf_coef") * v_loss
+    info = {
+        "policy_loss": policy_loss.item(),
+        "value_loss": v_loss.item(),
+        "entropy_loss": ent_loss.item(),
+    }
+    return loss, info
+
+
+def rmsprop_optimizer(config):
+    """RMSprop (alpha 0.99, eps 1e-5, as Stable-Baselines3's A2C), gradient norm clipped."""
+    return GradientStep(
+        torch.optim.RMSprop, max_grad_norm=config["max_grad_norm"], alpha=0.99, eps=1e-5
+    )
+
+
+A2C = build_policy(
+    "A2C",
+    loss_fn=a2c_loss,
+    postprocess_fn=add_advantages,
+    stats_fn=value_stats,
+    extra_action_out_fn=extra_value_and_log_prob,
+    model_fn=actor_critic_model,
+    optimizer=rmsprop_optimizer,
+    defaults=A2C_DEFAULTS,
+)
+
+
+# ---- PostAct: count the transitions; learn when the rollout is full ----
+@update.dispatch
+def _(policy: A2C, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
+    policy.transitions += trajectory.n_envs
+    if trajectory.full:
+        learn(policy, trajectory)

@@ -1,0 +1,106 @@
+"""The actor-critic network of Stable-Baselines3's ``MlpPolicy``: separate policy and value
+MLPs (64-64, tanh by default), orthogonal initialisation (gain sqrt(2) for hidden layers, 0.01
+for the action head, 1 for the value head, zero biases) and, for ``Box`` actions, a
+state-independent ``log_std`` parameter (initially 0). Initialised from a local
+``torch.Generator``, so torch's global random state is neither read nor changed.
+
+Example:
+    >>> import gymnasium as gym, torch
+    >>> from rlkit.policies.distributions import Categorical
+    >>> net = actor_critic_model(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2),
+    ...                          Categorical, {}, 0)
+    >>> net(torch.zeros(3, 4)).shape, net.value(torch.zeros(3, 4)).shape
+    (torch.Size([3, 2]), torch.Size([3]))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from ...policies.distributions import DiagGaussian
+
+__all__ = ["ActorCritic", "actor_critic_model"]
+
+_ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+def _mlp(sizes: Sequence[int], activation: type[nn.Module]) -> list[nn.Module]:
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [nn.Linear(a, b, device="meta"), activation()]
+    return layers
+
+
+class ActorCritic(nn.Module):
+    """``forward(obs)``: the action distribution's inputs; ``value(obs)``: state values."""
+
+    def __init__(
+        self,
+        n_obs: int,
+        n_dist_inputs: int,
+        hidden: Sequence[int] = (64, 64),
+        *,
+        activation: str = "tanh",
+        gaussian_actions: int = 0,
+        log_std_init: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        act = _ACTIVATIONS[activation]
+        sizes = [n_obs, *hidden]
+        n_head = n_dist_inputs - gaussian_actions if gaussian_actions else n_dist_inputs
+        # built on the meta device and initialised below: no global random state is used
+        self.pi = nn.Sequential(*_mlp(sizes, act), nn.Linear(sizes[-1], n_head, device="meta"))
+        self.vf = nn.Sequential(*_mlp(sizes, act), nn.Linear(sizes[-1], 1, device="meta"))
+        self.to_empty(device="cpu")
+        self.log_std = (
+            nn.Parameter(torch.full((gaussian_actions,), float(log_std_init)))
+            if gaussian_actions
+            else None
+        )
+        generator = torch.Generator().manual_seed(int(seed))
+        with torch.no_grad():
+            for net, head_gain in ((self.pi, 0.01), (self.vf, 1.0)):
+                linears = [m for m in net if isinstance(m, nn.Linear)]
+                for i, layer in enumerate(linears):
+                    gain = head_gain if i == len(linears) - 1 else math.sqrt(2)
+                    nn.init.orthogonal_(layer.weight, gain=gain, generator=generator)
+                    layer.bias.zero_()
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        out = self.pi(obs.flatten(1))
+        if self.log_std is None:
+            return out
+        return torch.cat([out, self.log_std.expand_as(out)], dim=-1)
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.vf(obs.flatten(1)).squeeze(-1)
+
+
+def actor_critic_model(
+    state_space: Any, action_space: Any, dist_class: type, config: dict, seed: Any
+) -> ActorCritic:
+    """``model_fn`` of the policy-gradient learners: an :class:`ActorCritic` sized for the
+    spaces, with ``config`` keys ``hidden`` (default (64, 64)), ``activation`` ("tanh") and
+    ``log_std_init`` (0.0)."""
+    if isinstance(seed, np.random.SeedSequence):
+        seed = int(seed.generate_state(1, dtype=np.uint32)[0] >> 1)
+    n_obs = int(np.prod(state_space.shape))
+    gaussian = issubclass(dist_class, DiagGaussian)
+    n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
+    return ActorCritic(
+        n_obs,
+        dist_class.n_inputs(action_space),
+        config.get("hidden", (64, 64)),
+        activation=config.get("activation", "tanh"),
+        gaussian_actions=n_actions if gaussian else 0,
+        log_std_init=config.get("log_std_init", 0.0),
+        seed=seed,
+    )

@@ -1,0 +1,122 @@
+"""PPO (Schulman et al. 2017) with Stable-Baselines3's semantics, as pure functions compiled by
+``rk.build_policy``.
+
+Each rollout of ``n_steps`` steps of every env: values and log-probabilities stored when acting
+(:func:`~rlkit.learners.policy_gradient.functions.extra_value_and_log_prob`); GAE
+(``gamma``, ``gae_lambda``) bootstrapped from the final state on truncation and at the rollout's
+end (:func:`~rlkit.learners.policy_gradient.functions.add_advantages`); then ``n_epochs`` passes
+over shuffled minibatches of ``batch_size``, each one Adam step (eps 1e-5) on
+:func:`ppo_loss`, the gradient norm clipped at ``max_grad_norm``: clipped surrogate on
+advantages normalised per minibatch, value loss (the prediction clipped around the old value
+when ``clip_range_vf`` is set), entropy bonus weighted by ``ent_coef``. With ``target_kl`` an
+epoch stops before the step whose approximate KL exceeds ``1.5 * target_kl``. ``lr``,
+``clip_range`` and ``ent_coef`` may be ``Schedule`` objects (counted in env transitions).
+
+Defaults are Stable-Baselines3's. Differences: the network is always two separate MLPs (SB3's
+default ``MlpPolicy`` for PPO too); the value targets of truncated steps bootstrap from the value
+of the final state inside GAE instead of adding ``gamma * V(final)`` to the reward (the same
+numbers).
+
+Example:
+    >>> import rlkit as rk
+    >>> agent = rk.PPO.agent(rk.GymEnv("CartPole-v1", seed=0), seed=0, n_steps=64, batch_size=32)
+    >>> hook = rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(128))
+    >>> agent.policy.updates, sorted(rk.statistics(agent.policy))[:3]
+    (2, ['approx_kl', 'clip_fraction', 'entropy_loss'])
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ...core.dispatch import update
+from ...core.stages import PostActStage
+from ...policies.stochastic import AnyEnv
+from ...trajectories.rollout import RolloutTrajectory
+from ..builder import GradientStep, build_policy, learn
+from .functions import (
+    add_advantages,
+    approx_kl,
+    clipped_surrogate,
+    entropy_bonus,
+    extra_value_and_log_prob,
+    normalize,
+    value_loss,
+    value_stats,
+)
+from .models import actor_critic_model
+
+__all__ = ["PPO", "ppo_loss", "adam_optimizer", "PPO_DEFAULTS"]
+
+PPO_DEFAULTS = {
+    "lr": 3e-4,
+    "n_steps": 2048,
+    "batch_size": 64,
+    "n_epochs": 10,
+    "gamma": 0.99,
+    "gae_lambda": 0.95,
+    "clip_range": 0.2,
+    "clip_range_vf": None,
+    "normalize_advantage": True,
+    "ent_coef": 0.0,
+    "vf_coef": 0.5,
+    "max_grad_norm": 0.5,
+    "target_kl": None,
+    "hidden": (64, 64),
+    "activation": "tanh",
+    "log_std_init": 0.0,
+}
+
+
+def ppo_loss(policy, model, dist_class, batch):
+    """Clipped surrogate + ``vf_coef`` * value loss + ``ent_coef`` * entropy loss, and the
+    diagnostics Stable-Baselines3 logs."""
+    obs = batch["state"]
+    dist = dist_class.from_inputs(model(obs), policy.action_space, batch.get("legal_action_mask"))
+    log_prob = dist.log_prob(batch["action"])
+    values = model.value(obs)
+    advantages = batch["advantages"]
+    if policy.hp("normalize_advantage"):
+        advantages = normalize(advantages)
+    clip = float(policy.hp("clip_range"))
+    policy_loss = clipped_surrogate(log_prob, batch["log_prob"], advantages, clip)
+    clip_vf = policy.hp("clip_range_vf")
+    v_loss = value_loss(values, batch["returns"], batch["value"], clip_vf)
+    ent_loss = entropy_bonus(dist.entropy())
+    loss = policy_loss + policy.hp("ent_coef") * ent_loss + policy.hp("vf_coef") * v_loss
+    with torch.no_grad():
+        ratio = torch.exp(log_prob - batch["log_prob"])
+        info = {
+            "policy_loss": policy_loss.item(),
+            "value_loss": v_loss.item(),
+            "entropy_loss": ent_loss.item(),
+            "approx_kl": approx_kl(log_prob, batch["log_prob"]).item(),
+            "clip_fraction": ((ratio - 1).abs() > clip).float().mean().item(),
+        }
+    return loss, info
+
+
+def adam_optimizer(config):
+    """Adam (eps 1e-5, as Stable-Baselines3) with the gradient norm clipped at
+    ``max_grad_norm``; its learning rate is set from ``lr`` before every update."""
+    return GradientStep(torch.optim.Adam, max_grad_norm=config["max_grad_norm"], eps=1e-5)
+
+
+PPO = build_policy(
+    "PPO",
+    loss_fn=ppo_loss,
+    postprocess_fn=add_advantages,
+    stats_fn=value_stats,
+    extra_action_out_fn=extra_value_and_log_prob,
+    model_fn=actor_critic_model,
+    optimizer=adam_optimizer,
+    defaults=PPO_DEFAULTS,
+)
+
+
+# ---- PostAct: count the transitions; learn when the rollout is full ----
+@update.dispatch
+def _(policy: PPO, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
+    policy.transitions += trajectory.n_envs
+    if trajectory.full:
+        learn(policy, trajectory)

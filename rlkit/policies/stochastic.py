@@ -1,0 +1,215 @@
+"""``StochasticPolicy``: a policy that acts by sampling an action distribution.
+
+A torch ``model`` maps a batch of observations to the inputs of an action distribution
+(:mod:`rlkit.policies.distributions`); the policy samples it with its own ``torch.Generator``.
+It works on single environments (one observation) and vector environments (``env.n_envs``
+observations). ``Box`` actions are clipped to the space when stepping the environment, but the
+unclipped sample is what the trajectory stores (its log-probability is the one learned from),
+as Stable-Baselines3 does. Whatever else the policy computed while acting (values,
+log-probabilities: ``extra_action_out``) is kept in ``last_extras`` for the trajectory.
+
+``rk.greedy(policy)`` is the deterministic form (the distribution's mode) used for evaluation.
+
+The recording methods of :class:`~rlkit.RolloutTrajectory` for stochastic policies are here:
+PreAct writes the state, the unclipped action and the extras; PostAct the reward, the flags and
+the final state (for a vector env ``env.final_state``; for a single env ``env.state``, which is
+the real final observation after the last step of an episode).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ..core.dispatch import greedy, update
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractVectorEnv
+from ..core.stages import PostActStage, PreActStage
+from ..core.state import get_state, require_keys, set_state
+from ..trajectories.rollout import RolloutTrajectory
+from .distributions import ActionDistribution, distribution_for
+
+__all__ = ["StochasticPolicy", "DeterministicPolicy", "is_vector_env", "batch_view"]
+
+# methods of this module take single and vector environments alike
+AnyEnv = Union[AbstractEnv, AbstractVectorEnv]  # noqa: UP007 - a runtime type for plum
+
+
+def is_vector_env(env: Any) -> bool:
+    """Whether ``env`` is a vector environment (it has ``n_envs`` sub-environments)."""
+    return isinstance(env, AbstractVectorEnv)
+
+
+def batch_view(env: Any, name: str) -> np.ndarray:
+    """``getattr(env, name)`` with a leading env dimension (of 1 for a single env)."""
+    value = np.asarray(getattr(env, name))
+    return value if is_vector_env(env) else value[None]
+
+
+class StochasticPolicy(AbstractPolicy):
+    """Act by sampling ``dist_class.from_inputs(model(obs), action_space, mask)``.
+
+    Args:
+        model: a ``torch.nn.Module`` from a batch of observations to distribution inputs.
+        action_space: the (single) environment's action space.
+        dist_class: an :class:`ActionDistribution` subclass (default
+            ``distribution_for(action_space)``).
+        seed: seeds the sampling generator (an int or a ``numpy.random.SeedSequence``).
+        device: where the model runs.
+
+    Example:
+        >>> import gymnasium as gym, torch, rlkit as rk
+        >>> net = torch.nn.Linear(4, 2)
+        >>> with torch.no_grad():
+        ...     _ = net.weight.zero_(), net.bias.copy_(torch.tensor([0.0, 1.0]))
+        >>> policy = rk.StochasticPolicy(net, gym.spaces.Discrete(2), seed=0)
+        >>> env = rk.GymEnv("CartPole-v1", seed=0); env.reset()
+        >>> policy(env) in (0, 1), rk.greedy(policy)(env)
+        (True, 1)
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        action_space: Any,
+        *,
+        dist_class: type[ActionDistribution] | None = None,
+        seed: int | np.random.SeedSequence | None = 0,
+        device: str | torch.device = "cpu",
+    ) -> None:
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"{type(self).__name__}: model must be a torch.nn.Module, got "
+                f"{type(model).__name__}"
+            )
+        self.model = model
+        self.action_space = action_space
+        self.dist_class = dist_class if dist_class is not None else distribution_for(action_space)
+        self.device = torch.device(device)
+        self.generator = torch.Generator()
+        if isinstance(seed, np.random.SeedSequence):
+            seed = int(seed.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+        self.generator.manual_seed(0 if seed is None else int(seed))
+        self.last_action: np.ndarray | None = None
+        self.last_extras: dict[str, np.ndarray] = {}
+        self._clip = isinstance(action_space, gym.spaces.Box)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.dist_class.__name__})"
+
+    # ---- acting ----
+    def observation_tensor(self, state: Any) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(state), dtype=torch.float32, device=self.device)
+
+    def distribution(self, obs: torch.Tensor, mask: Any = None) -> ActionDistribution:
+        """The action distribution for a batch of observations."""
+        return self.dist_class.from_inputs(self.model(obs), self.action_space, mask)
+
+    def extra_action_out(
+        self, obs: torch.Tensor, dist: ActionDistribution, actions: torch.Tensor
+    ) -> dict[str, torch.Tensor]:
+        """What to store beside each action (none here; built policies add values and
+        log-probabilities)."""
+        return {}
+
+    def act(self, env: Any) -> Any:
+        vector = is_vector_env(env)
+        obs = self.observation_tensor(env.state if vector else np.asarray(env.state)[None])
+        mask = env.legal_action_mask
+        if mask is not None and not vector:
+            mask = np.asarray(mask)[None]
+        with torch.no_grad():
+            dist = self.distribution(obs, mask)
+            actions = self.choose(dist)
+            extras = self.extra_action_out(obs, dist, actions)
+        self.last_action = actions.cpu().numpy()
+        self.last_extras = {k: v.detach().cpu().numpy() for k, v in extras.items()}
+        if mask is not None:  # learners rebuild the same distribution from the stored mask
+            self.last_extras["legal_action_mask"] = np.asarray(mask, dtype=bool)
+        return self.env_action(self.last_action, vector)
+
+    def choose(self, dist: ActionDistribution) -> torch.Tensor:
+        """Sample (the deterministic form takes the mode)."""
+        return dist.sample(self.generator)
+
+    def env_action(self, actions: np.ndarray, vector: bool) -> Any:
+        """What the environment receives: Box actions clipped to the space; a single env's
+        action without the batch dimension (a Python int for Discrete)."""
+        if self._clip:
+            actions = np.clip(actions, self.action_space.low, self.action_space.high)
+        if vector:
+            return actions
+        action = actions[0]
+        return action.item() if action.ndim == 0 else action
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "generator": get_state(self.generator),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys(type(self).__name__, state, "model", "generator")
+        self.model.load_state_dict(state["model"])
+        set_state(self.generator, state["generator"])
+
+
+class DeterministicPolicy(AbstractPolicy):
+    """The greedy form of a :class:`StochasticPolicy`: acts with the distribution's mode
+    (shares the model; stores nothing)."""
+
+    def __init__(self, policy: StochasticPolicy) -> None:
+        self.policy = policy
+
+    def __repr__(self) -> str:
+        return f"DeterministicPolicy({self.policy!r})"
+
+    def act(self, env: Any) -> Any:
+        policy = self.policy
+        vector = is_vector_env(env)
+        obs = policy.observation_tensor(env.state if vector else np.asarray(env.state)[None])
+        mask = env.legal_action_mask
+        if mask is not None and not vector:
+            mask = np.asarray(mask)[None]
+        with torch.no_grad():
+            actions = policy.distribution(obs, mask).mode()
+        return policy.env_action(actions.cpu().numpy(), vector)
+
+
+# ---- greedy: the distribution's mode ----
+@greedy.dispatch
+def _(policy: StochasticPolicy, seed: object = None, /):
+    return DeterministicPolicy(policy)
+
+
+# ---- PreAct: record the state, the unclipped action and the extras ----
+@update.dispatch
+def _(
+    trajectory: RolloutTrajectory,
+    policy: StochasticPolicy,
+    env: AnyEnv,
+    stage: PreActStage,
+    action: object,
+    /,
+):
+    trajectory.write_action(batch_view(env, "state"), policy.last_action, policy.last_extras)
+
+
+# ---- PostAct: record the outcome and the next (final) state ----
+@update.dispatch
+def _(
+    trajectory: RolloutTrajectory,
+    policy: StochasticPolicy,
+    env: AnyEnv,
+    stage: PostActStage,
+    /,
+):
+    if is_vector_env(env):
+        trajectory.write_outcome(env.reward, env.is_terminated, env.is_truncated, env.final_state)
+    else:
+        trajectory.write_outcome(
+            [env.reward], [env.is_terminated], [env.is_truncated], np.asarray(env.state)[None]
+        )

@@ -1,0 +1,117 @@
+"""``RolloutTrajectory``: the fixed-length batch of an on-policy learner (PPO, A2C, VPG).
+
+It holds ``n_steps`` steps of ``n_envs`` environments in preallocated ``(n_steps, n_envs, ...)``
+numpy arrays: the traces ``state``, ``action``, ``reward``, ``terminated``, ``truncated`` and
+``final_state`` (the next state of each transition: the real final observation where the episode
+ended at that step, so truncated episodes and the rollout's end can be bootstrapped), plus extra
+traces an algorithm declares by writing them (values and log-probabilities at acting time).
+Arrays are allocated at the first write, from the shapes and dtypes written.
+
+A step is written in two halves: :meth:`write_action` at PreAct (state, action, extras), then
+:meth:`write_outcome` at PostAct (reward, flags, final state). The trajectory is ``full`` after
+``n_steps`` outcomes; the learner reads :meth:`batch` and calls :meth:`clear`.
+
+Example:
+    >>> import numpy as np
+    >>> t = RolloutTrajectory(2, 3)
+    >>> for _ in range(2):
+    ...     t.write_action(np.zeros((3, 4)), np.zeros(3, dtype=int), {"value": np.ones(3)})
+    ...     t.write_outcome(np.ones(3), np.zeros(3, bool), np.zeros(3, bool), np.zeros((3, 4)))
+    >>> t.full, t.batch()["value"].shape
+    (True, (2, 3))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.checks import positive_int
+from ..core.interfaces import AbstractTrajectory
+from ..core.state import require_keys, state_count
+
+__all__ = ["RolloutTrajectory"]
+
+_OUTCOME = ("reward", "terminated", "truncated", "final_state")
+
+
+class RolloutTrajectory(AbstractTrajectory):
+    """``n_steps`` steps of ``n_envs`` environments for on-policy learning (see the module)."""
+
+    def __init__(self, n_steps: int, n_envs: int = 1) -> None:
+        self.n_steps = positive_int("RolloutTrajectory", "n_steps", n_steps)
+        self.n_envs = positive_int("RolloutTrajectory", "n_envs", n_envs)
+        self.traces: dict[str, np.ndarray] = {}
+        self.t = 0  # complete steps (action and outcome written)
+        self._half = False  # the action of step t is written, its outcome not yet
+
+    def __repr__(self) -> str:
+        return f"RolloutTrajectory(n_steps={self.n_steps}, n_envs={self.n_envs})"
+
+    def __len__(self) -> int:
+        return self.t * self.n_envs
+
+    @property
+    def full(self) -> bool:
+        """Whether ``n_steps`` complete steps are stored."""
+        return self.t == self.n_steps
+
+    def _write(self, name: str, value: Any) -> None:
+        value = np.asarray(value)
+        array = self.traces.get(name)
+        if array is None:
+            if value.shape[:1] != (self.n_envs,):
+                raise ValueError(
+                    f"RolloutTrajectory: trace {name!r} got shape {value.shape}; expected a first "
+                    f"dimension of n_envs={self.n_envs}"
+                )
+            array = np.zeros((self.n_steps, *value.shape), dtype=value.dtype)
+            self.traces[name] = array
+        array[self.t] = value
+
+    def write_action(self, state: Any, action: Any, extras: dict[str, Any] | None = None) -> None:
+        """PreAct half of step ``t``: the state acted on, the (unclipped) action, extras."""
+        if self.full:
+            raise RuntimeError(
+                "RolloutTrajectory: full; the learner must read and clear it before more steps"
+            )
+        self._write("state", state)
+        self._write("action", action)
+        for name, value in (extras or {}).items():
+            self._write(name, value)
+        self._half = True
+
+    def write_outcome(
+        self, reward: Any, terminated: Any, truncated: Any, final_state: Any
+    ) -> None:
+        """PostAct half of step ``t``: reward, flags and the next (final) state."""
+        if not self._half:
+            raise RuntimeError("RolloutTrajectory: write_outcome without write_action first")
+        for name, value in zip(_OUTCOME, (reward, terminated, truncated, final_state), strict=True):
+            self._write(name, value)
+        self._half = False
+        self.t += 1
+
+    def batch(self) -> dict[str, np.ndarray]:
+        """The stored steps, ``(t, n_envs, ...)`` per trace (views, valid until :meth:`clear`)."""
+        return {name: array[: self.t] for name, array in self.traces.items()}
+
+    def clear(self) -> None:
+        """Forget the stored steps (the arrays are kept for the next rollout)."""
+        self.t = 0
+        self._half = False
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "t": self.t,
+            "half": self._half,
+            "traces": {name: array.copy() for name, array in self.traces.items()},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        require_keys("RolloutTrajectory", state, "t", "half", "traces")
+        self.t = state_count("RolloutTrajectory", state, "t")
+        self._half = bool(state["half"])
+        self.traces = {name: np.array(array) for name, array in state["traces"].items()}
