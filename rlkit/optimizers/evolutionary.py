@@ -77,8 +77,12 @@ class Evolutionary(OptimizerModule):
         if not isinstance(rank_shaping, bool):
             raise TypeError(f"{owner}: rank_shaping must be a bool, got {rank_shaping!r}")
         self.rank_shaping = rank_shaping
-        self.seed = non_negative_int(owner, "seed", seed)
         self.generator = torch.Generator()
+        self.reseed(seed)
+
+    def reseed(self, seed: int) -> None:
+        """Restart the perturbations' generator from ``seed``."""
+        self.seed = non_negative_int("Evolutionary", "seed", seed)
         entropy = np.random.SeedSequence(self.seed).generate_state(1, dtype=np.uint64)[0]
         self.generator.manual_seed(int(entropy >> np.uint64(1)))
 

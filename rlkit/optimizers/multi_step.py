@@ -77,8 +77,7 @@ class MultiStep(OptimizerModule):
         self.inner = check_module("MultiStep", "inner", inner)
         self.num_steps = positive_int("MultiStep", "num_steps", num_steps)
         self.minibatch_size = optional_positive_int("MultiStep", "minibatch_size", minibatch_size)
-        self.seed = non_negative_int("MultiStep", "seed", seed)
-        self.rng = np.random.default_rng(np.random.SeedSequence(self.seed))
+        self.reseed(seed)
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {"num_steps": self.num_steps}
@@ -89,6 +88,11 @@ class MultiStep(OptimizerModule):
 
     def children(self) -> dict[str, OptimizerModule]:
         return {"optimizer": self.inner}
+
+    def reseed(self, seed: int) -> None:
+        """Restart the shuffling generator from ``seed`` (a learner derives it from its own)."""
+        self.seed = non_negative_int("MultiStep", "seed", seed)
+        self.rng = np.random.default_rng(np.random.SeedSequence(self.seed))
 
     def minibatches(self, batch_size: int) -> list[np.ndarray]:
         """One epoch's minibatch index arrays (draws a permutation from the generator)."""

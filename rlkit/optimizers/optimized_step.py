@@ -38,6 +38,9 @@ class OptimizedStep(OptimizerModule):
         ls_max_iterations: fractions tried, >= 1.
         ls_accept_ratio: the ratio of actual to expected improvement to accept, >= 0.
         ls_parameter: the backtracking factor in (0, 1).
+        ls_max_kl: None, or a KL bound every accepted fraction must also meet: the line search
+            then needs ``fn_kl_divergence`` in ``fns`` (Stable-Baselines3's TRPO accepts a step
+            only if its KL divergence stays below ``target_kl``; TensorForce has no such test).
 
     Example:
         >>> import torch, rlkit as rk
@@ -58,6 +61,7 @@ class OptimizedStep(OptimizerModule):
         ls_max_iterations: int = 10,
         ls_accept_ratio: float = 0.1,
         ls_parameter: float = 0.5,
+        ls_max_kl: float | None = None,
     ) -> None:
         self.inner = check_module("OptimizedStep", "inner", inner)
         self.ls_max_iterations = positive_int(
@@ -69,20 +73,34 @@ class OptimizedStep(OptimizerModule):
         self.ls_parameter = finite_float(
             "OptimizedStep", "ls_parameter", ls_parameter, low=0, high=1, low_open=True
         )
+        self.ls_max_kl = (
+            None
+            if ls_max_kl is None
+            else finite_float("OptimizedStep", "ls_max_kl", ls_max_kl, low=0, low_open=True)
+        )
         self.line_search = LineSearch(ls_max_iterations, ls_accept_ratio, ls_parameter)
 
     def settings(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "ls_max_iterations": self.ls_max_iterations,
             "ls_accept_ratio": self.ls_accept_ratio,
             "ls_parameter": self.ls_parameter,
         }
+        if self.ls_max_kl is not None:
+            out["ls_max_kl"] = self.ls_max_kl
+        return out
 
     def children(self) -> dict[str, OptimizerModule]:
         return {"optimizer": self.inner}
 
     def step(self, params: ParamsLike, fn_loss: Loss, **fns: Any) -> StepResult:
         params = as_parameters("OptimizedStep", params)
+        fn_kl = fns.get("fn_kl_divergence")
+        if self.ls_max_kl is not None and fn_kl is None:
+            raise ValueError(
+                "OptimizedStep: with ls_max_kl the line search needs fn_kl_divergence in fns "
+                "(step(params, fn_loss, fn_kl_divergence=...))"
+            )
         start = snapshot(params)
         result = self.inner.step(params, fn_loss, **fns)
         if result.estimated_improvement is None:
@@ -104,8 +122,22 @@ class OptimizedStep(OptimizerModule):
                     p.copy_(s + fraction * d)
                 return float(evaluate_loss("OptimizedStep", fn_loss))
 
+        constraint = None
+        if self.ls_max_kl is not None:
+            max_kl = self.ls_max_kl
+            kls: list[float] = []
+
+            def constraint(fraction: float) -> bool:  # the parameters stand at the fraction
+                with torch.no_grad():
+                    kls.append(
+                        float(evaluate_loss("OptimizedStep", fn_kl, name="fn_kl_divergence"))
+                    )
+                return kls[-1] <= max_kl
+
         if result.estimated_improvement > 0:
-            found = self.line_search.search(value_at, base, result.estimated_improvement)
+            found = self.line_search.search(
+                value_at, base, result.estimated_improvement, constraint
+            )
         else:  # the inner step predicts no decrease: nothing to search
             found = None
         statistics = dict(result.statistics)

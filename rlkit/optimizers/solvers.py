@@ -133,8 +133,12 @@ class LineSearch:
         fn_value: Callable[[float], Any],
         base_value: float,
         estimated_improvement: float,
+        fn_constraint: Callable[[float], bool] | None = None,
     ) -> LineSearchResult:
-        """Evaluate ``fn_value(fraction)`` at decreasing fractions until one is accepted."""
+        """Evaluate ``fn_value(fraction)`` at decreasing fractions until one is accepted; with
+        ``fn_constraint``, a fraction that passes the ratio test is accepted only if
+        ``fn_constraint(fraction)`` is true as well (called right after ``fn_value`` at that
+        fraction, such as a KL bound)."""
         check_callable("LineSearch", "fn_value", fn_value, "fn_value(fraction) -> float")
         ratios: list[float] = []
         value = base_value
@@ -145,7 +149,12 @@ class LineSearch:
             expected = fraction * estimated_improvement
             ratio = actual / expected if expected > 0 else -math.inf
             ratios.append(ratio)
-            if actual > 0 and ratio >= self.accept_ratio and math.isfinite(value):
+            if (
+                actual > 0
+                and ratio >= self.accept_ratio
+                and math.isfinite(value)
+                and (fn_constraint is None or fn_constraint(fraction))
+            ):
                 return LineSearchResult(True, fraction, value, iteration, ratios)
             fraction *= self.parameter
         return LineSearchResult(False, 0.0, base_value, self.max_iterations, ratios)

@@ -235,3 +235,16 @@ def test_optimized_step_bad_input():
         OptimizedStep(GradientDescent("sgd", lr=1.0), ls_max_iterations=0)
     with pytest.raises(ValueError, match="OptimizedStep: ls_accept_ratio"):
         OptimizedStep(GradientDescent("sgd", lr=1.0), ls_accept_ratio=-0.5)
+
+
+def test_optimized_step_with_a_kl_bound_backtracks_until_the_kl_is_met():
+    w = torch.nn.Parameter(torch.tensor([0.0]))
+    kl = lambda: (w**2).sum()  # noqa: E731 - a stand-in "KL" that grows with the step
+    module = OptimizedStep(
+        GradientDescent("sgd", lr=0.5), ls_max_iterations=5, ls_accept_ratio=0.0, ls_max_kl=0.1
+    )
+    result = module.step([w], _quadratic(w), fn_kl_divergence=kl)
+    # fraction 1 (w = 1, kl 1), 0.5 (w = 0.5, kl 0.25), 0.25 (w = 0.25, kl 0.0625 <= 0.1)
+    assert float(w.detach()) == 0.25 and result.statistics["ls_fraction"] == 0.25
+    with pytest.raises(ValueError, match="ls_max_kl the line search needs fn_kl_divergence"):
+        module.step([w], _quadratic(w))
