@@ -168,6 +168,7 @@ _LAZY: dict[str, str] = {
     "VPG": "rlkit.learners.policy_gradient.vpg",
     "A2C": "rlkit.learners.policy_gradient.a2c",
     "PPO": "rlkit.learners.policy_gradient.ppo",
+    "TRPO": "rlkit.learners.policy_gradient.trpo",
     # optimizer modules (a subpackage: rk.optimizers.GradientDescent, rk.optimizers.make, ...)
     "optimizers": "rlkit.optimizers",
 }
