@@ -169,6 +169,7 @@ _LAZY: dict[str, str] = {
     "A2C": "rlkit.learners.policy_gradient.a2c",
     "PPO": "rlkit.learners.policy_gradient.ppo",
     "TRPO": "rlkit.learners.policy_gradient.trpo",
+    "ES": "rlkit.learners.policy_gradient.es",
     # optimizer modules (a subpackage: rk.optimizers.GradientDescent, rk.optimizers.make, ...)
     "optimizers": "rlkit.optimizers",
 }

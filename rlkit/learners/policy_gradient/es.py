@@ -1,0 +1,176 @@
+"""ES: evolution strategies (Salimans et al. 2017), a policy trained by the ``Evolutionary``
+optimizer module alone, compiled by ``rk.build_policy``.
+
+The policy acts deterministically (the mode of its action distribution). After every episode of
+the run (which shows how the current policy does), one generation: ``num_samples`` antithetic
+pairs of Gaussian perturbations (``noise_std``) of the policy network's parameters are scored by
+:func:`es_loss`, minus the mean return of ``episodes_per_evaluation`` deterministic episodes on a
+fitness environment of its own (the same reset seeds for the whole generation, new ones each
+generation, drawn from the policy's generator), and the parameters move by ``lr`` along the
+rank-shaped estimate of the gradient. No gradient is computed. The value head of the network is
+not used.
+
+The fitness environment is made with ``gymnasium.make(fitness_env)``; by default the id of the
+training environment (a ``GymEnv``). Its steps are counted in the statistic ``fitness_steps``
+(the run's own steps are only the episodes that show progress).
+
+Example:
+    >>> import rlkit as rk
+    >>> env = rk.GymEnv("CartPole-v1", seed=0)
+    >>> agent = rk.ES.agent(env, seed=0, num_samples=2)
+    >>> hook = rk.run(agent, env, rk.StopAfterNEpisodes(2))
+    >>> agent.policy.updates, rk.statistics(agent.policy)["fitness_steps"] > 0
+    (2, True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ...core.dispatch import update
+from ...core.interfaces import AbstractEnv
+from ...core.stages import PostActStage, PostEpisodeStage
+from ...optimizers import Evolutionary, make
+from ...trajectories.rollout import RolloutTrajectory
+from ..builder import Batch, BuiltPolicy, build_policy
+from .models import actor_critic_model
+
+__all__ = ["ES", "ES_DEFAULTS", "es_loss", "es_optimizer", "play_episode"]
+
+ES_DEFAULTS = {
+    "lr": 0.05,
+    "n_steps": 1,
+    "num_samples": 16,
+    "noise_std": 0.1,
+    "episodes_per_evaluation": 1,
+    "fitness_env": None,
+    "optimizer_spec": None,
+    "hidden": (16,),
+    "activation": "tanh",
+    "log_std_init": 0.0,
+}
+
+
+def play_episode(policy: BuiltPolicy, env: gym.Env, seed: int) -> tuple[float, int]:
+    """Return and length of one episode of the policy's mode actions on a gymnasium env."""
+    obs, _ = env.reset(seed=seed)
+    box = isinstance(policy.action_space, gym.spaces.Box)
+    total, steps = 0.0, 0
+    while True:
+        with torch.no_grad():
+            inputs = policy.model(torch.as_tensor(np.asarray(obs), dtype=torch.float32)[None])
+            action = policy.dist_class.from_inputs(inputs, policy.action_space).mode()[0]
+        if box:
+            action = np.clip(action.numpy(), policy.action_space.low, policy.action_space.high)
+        else:
+            action = action.numpy()
+            action = action.item() if action.ndim == 0 else action
+        obs, reward, terminated, truncated, _ = env.step(action)
+        total += float(reward)
+        steps += 1
+        if terminated or truncated:
+            return total, steps
+
+
+def es_loss(policy, model, dist_class, batch):
+    """Minus the mean return of deterministic episodes from the reset seeds
+    ``batch["reset_seeds"]`` on the policy's fitness environment (adds the steps played to
+    ``policy.fitness_steps``)."""
+    returns = []
+    for seed in batch["reset_seeds"]:
+        total, steps = play_episode(policy, policy.fitness_env, int(seed))
+        policy.fitness_steps += steps
+        returns.append(total)
+    return torch.tensor(-float(np.mean(returns)), dtype=torch.float64)
+
+
+def es_optimizer(config: dict[str, Any]) -> Evolutionary:
+    """``Evolutionary(lr, num_samples, noise_std=...)``, or the module of ``optimizer_spec``."""
+    if config["optimizer_spec"] is not None:
+        return make(config["optimizer_spec"])
+    return Evolutionary(
+        learning_rate=config["lr"], num_samples=config["num_samples"], noise_std=config["noise_std"]
+    )
+
+
+_ES = build_policy(
+    "ES",
+    loss_fn=es_loss,
+    model_fn=actor_critic_model,
+    optimizer=es_optimizer,
+    defaults=ES_DEFAULTS,
+)
+
+
+class ES(_ES):
+    """The ES policy (see the module docstring): acts by the mode of its distribution."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        reseed = getattr(self.optimizer, "reseed", None)
+        if callable(reseed):
+            reseed(int(self.rng.integers(2**31)))
+        self.fitness_env: gym.Env | None = None
+        self.fitness_steps = 0
+        value_ids = {id(p) for p in self.model.vf.parameters()}
+        self.evolved = [p for p in self.params if id(p) not in value_ids]
+
+    def choose(self, dist):
+        return dist.mode()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "fitness_steps": self.fitness_steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.fitness_steps = int(state["fitness_steps"])
+
+
+def _fitness_env(policy: ES, env: Any) -> gym.Env:
+    if policy.fitness_env is None:
+        env_id = policy.config["fitness_env"]
+        if env_id is None:
+            spec = getattr(getattr(env, "env", None), "spec", None)
+            if spec is None:
+                raise ValueError(
+                    f"ES: cannot tell which environment to evaluate fitness on from "
+                    f"{type(env).__name__}; give fitness_env='<gymnasium id>'"
+                )
+            env_id = spec.id
+        policy.fitness_env = gym.make(env_id)
+    return policy.fitness_env
+
+
+def generation(policy: ES, env: Any) -> None:
+    """One generation: fresh reset seeds, one ``Evolutionary`` step on :func:`es_loss`."""
+    _fitness_env(policy, env)
+    seeds = policy.rng.integers(2**31, size=policy.config["episodes_per_evaluation"])
+    batch = Batch({"reset_seeds": seeds})
+    before = policy.fitness_steps
+    result = policy.optimizer.step(
+        policy.evolved, lambda: type(policy).loss_fn(policy, policy.model, policy.dist_class, batch)
+    )
+    policy.updates += 1
+    policy.stats = {
+        "fitness": -float(result.loss_before),
+        "best_perturbed_fitness": -float(result.statistics["perturbed_loss_min"]),
+        "mean_perturbed_fitness": -float(result.statistics["perturbed_loss_mean"]),
+        "fitness_steps": float(policy.fitness_steps - before),
+    }
+
+
+# ---- PostAct: count the transitions (the rollout is not learned from) ----
+@update.dispatch
+def _(policy: ES, trajectory: RolloutTrajectory, env: AbstractEnv, stage: PostActStage, /):
+    policy.transitions += 1
+    trajectory.clear()
+
+
+# ---- PostEpisode: one generation ----
+@update.dispatch
+def _(policy: ES, trajectory: RolloutTrajectory, env: AbstractEnv, stage: PostEpisodeStage, /):
+    generation(policy, env)

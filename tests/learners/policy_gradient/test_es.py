@@ -1,0 +1,66 @@
+"""ES: a policy trained by the Evolutionary module alone."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import rlkit as rk
+from rlkit.core.state import get_state, set_state
+from rlkit.optimizers import Evolutionary
+
+
+def _agent(seed=0, **config):
+    env = rk.GymEnv("CartPole-v1", seed=seed)
+    return rk.ES.agent(env, seed=seed, **{"num_samples": 2, **config}), env
+
+
+def _params(policy):
+    return [p.detach().clone() for p in policy.model.parameters()]
+
+
+def test_one_generation_per_episode_moves_only_the_policy_network():
+    agent, env = _agent()
+    before = dict(agent.policy.model.named_parameters())
+    before = {n: p.detach().clone() for n, p in before.items()}
+    rk.run(agent, env, rk.StopAfterNEpisodes(1))
+    stats = rk.statistics(agent.policy)
+    assert agent.policy.updates == 1
+    # 2 pairs + the unperturbed policy, one episode each
+    assert stats["fitness_steps"] >= 5 and stats["fitness"] >= 8
+    for name, p in agent.policy.model.named_parameters():
+        changed = not torch.equal(p.detach(), before[name])
+        assert changed == (not name.startswith("vf.")), name
+        assert p.grad is None  # no gradients anywhere
+
+
+def test_es_is_reproducible_and_its_generator_is_checkpointed():
+    a, env_a = _agent(seed=4)
+    b, env_b = _agent(seed=4)
+    rk.run(a, env_a, rk.StopAfterNEpisodes(2))
+    rk.run(b, env_b, rk.StopAfterNEpisodes(2))
+    for p, q in zip(_params(a.policy), _params(b.policy), strict=True):
+        assert torch.equal(p, q)
+    saved = get_state(a.policy)
+    assert "generator" in saved["optimizer"]["own"]
+    rk.run(a, env_a, rk.StopAfterNEpisodes(1))
+    expected = _params(a.policy)
+    set_state(b.policy, saved)
+    rk.run(b, env_b, rk.StopAfterNEpisodes(1))
+    for p, q in zip(_params(b.policy), expected, strict=True):
+        assert torch.equal(p, q)
+
+
+def test_es_takes_an_optimizer_spec():
+    agent, _ = _agent(
+        optimizer_spec={"type": "evolutionary", "learning_rate": 0.01, "num_samples": 3}
+    )
+    assert isinstance(agent.policy.optimizer, Evolutionary)
+    assert agent.policy.optimizer.num_samples == 3
+
+
+def test_es_bad_settings():
+    with pytest.raises(ValueError, match="Evolutionary: num_samples must be a positive integer"):
+        _agent(num_samples=0)
+    with pytest.raises(ValueError, match="Evolutionary: learning_rate must be a positive"):
+        _agent(lr=-1.0)
