@@ -8,6 +8,11 @@ recipes collect the same number of transitions per update (``2 * n_steps``) from
 Pendulum's zoo settings use gSDE, which rlkit does not have: its Gaussian policy has a
 state-independent log standard deviation instead.
 
+``ES_CartPole`` trains a small tanh MLP (one hidden layer of 16) by ``Evolutionary`` alone:
+16 antithetic pairs a generation (``noise_std`` 0.1, step 0.05, centred-rank fitness shaping),
+each scored by one deterministic episode; one generation per episode of the run, so the run's
+episode returns are the current policy's, and the budget is counted in generations.
+
 Every generator (environment, policy sampling, network initialisation, minibatch shuffling) is
 derived from the recipe's ``seed`` with ``numpy.random.SeedSequence``. Recipes accept
 ``total_steps=`` to shorten a run.
@@ -20,7 +25,7 @@ from typing import Any
 import rlkit as rk
 from rlkit.core.seeding import int_seed, spawn_seeds
 
-__all__ = ["TRPO_CARTPOLE", "TRPO_PENDULUM", "trpo_experiment"]
+__all__ = ["TRPO_CARTPOLE", "TRPO_PENDULUM", "ES_CARTPOLE", "trpo_experiment"]
 
 # rl-baselines3-zoo hyperparams/trpo.yml (n_steps doubled: one env instead of two)
 TRPO_CARTPOLE: dict[str, Any] = {
@@ -32,6 +37,14 @@ TRPO_CARTPOLE: dict[str, Any] = {
     "gamma": 0.99,
     "lr": 1e-3,
     "n_critic_updates": 20,
+}
+ES_CARTPOLE: dict[str, Any] = {
+    "generations": 30,
+    "num_samples": 16,
+    "noise_std": 0.1,
+    "lr": 0.05,
+    "episodes_per_evaluation": 1,
+    "hidden": (16,),
 }
 TRPO_PENDULUM: dict[str, Any] = {
     "total_steps": 100_000,
@@ -69,6 +82,24 @@ def TRPO_CartPole(seed: int = 0, *, total_steps: int | None = None) -> rk.Experi
 def TRPO_Pendulum(seed: int = 0, *, total_steps: int | None = None) -> rk.Experiment:
     """TRPO on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (100k steps, no gSDE)."""
     return trpo_experiment("Pendulum-v1", TRPO_PENDULUM, seed, total_steps, _doc(TRPO_Pendulum))
+
+
+@rk.experiment
+def ES_CartPole(seed: int = 0, *, generations: int | None = None) -> rk.Experiment:
+    """Evolution strategies on CartPole-v1: the policy trained by Evolutionary alone (30
+    generations of 16 antithetic pairs)."""
+    env_seed, policy_seed = spawn_seeds(seed, 2)
+    settings = {k: v for k, v in ES_CARTPOLE.items() if k != "generations"}
+    env = rk.GymEnv("CartPole-v1", seed=int_seed(env_seed))
+    agent = rk.ES.agent(env, seed=int_seed(policy_seed), **settings)
+    n = ES_CARTPOLE["generations"] if generations is None else int(generations)
+    return rk.Experiment(
+        policy=agent,
+        env=env,
+        stop_condition=rk.StopAfterNEpisodes(n),
+        hook=rk.TotalRewardPerEpisode(),
+        description=_doc(ES_CartPole),
+    )
 
 
 def _doc(fn: Any) -> str:
