@@ -8,7 +8,8 @@ a separate environment. Then, when sb3-contrib is installed, the same for
 gae_lambda=0.98, gamma=0.99, learning_rate=1e-3, n_critic_updates=20)`` on one CartPole-v1
 environment, with the same torch thread count. Usage::
 
-    python benchmarks/trpo.py [--seeds 5] [--threads 1] [--total-steps 100000] [--no-sb3]
+    python benchmarks/trpo.py [--seeds 5] [--first-seed 0] [--threads 1] [--total-steps 100000]
+                              [--no-sb3 | --only-sb3]
 """
 
 from __future__ import annotations
@@ -81,12 +82,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--total-steps", type=int, default=TRPO_CARTPOLE["total_steps"])
     parser.add_argument("--no-sb3", action="store_true")
+    parser.add_argument("--only-sb3", action="store_true")
+    parser.add_argument("--first-seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(
         f"python {platform.python_version()}, torch {torch.__version__}, {args.threads} thread(s)"
     )
-    runs = {"rlkit TRPO_CartPole": rlkit_seed}
+    runs = {} if args.only_sb3 else {"rlkit TRPO_CartPole": rlkit_seed}
     if not args.no_sb3:
         try:
             import sb3_contrib  # noqa: F401
@@ -96,7 +99,7 @@ def main() -> None:
             runs["sb3-contrib TRPO"] = sb3_seed
     for name, run_seed in runs.items():
         rows = []
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             wall, last, greedy = run_seed(seed, args.total_steps)
             rows.append((wall, last, greedy))
             print(
