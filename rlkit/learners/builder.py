@@ -283,7 +283,10 @@ class BuiltPolicy(StochasticPolicy):
     def hp(self, name: str) -> Any:
         """The hyperparameter ``name`` now (a schedule's value at the policy's transitions)."""
         value = self.config[name]
-        return value(self.transitions) if isinstance(value, Schedule) else value
+        if isinstance(value, Schedule):
+            value.t = self.transitions
+            return value.value
+        return value
 
     def extra_action_out(self, obs, dist, actions):
         fn = type(self).extra_action_out_fn
