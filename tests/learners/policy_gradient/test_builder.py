@@ -27,6 +27,7 @@ def test_user_algorithm_runs_learns_and_shows_in_explain(capsys):
     assert "loss_fn = user_reinforce.reinforce_loss" in out
     assert "postprocess_fn = user_reinforce.returns_to_go" in out
     assert "rlkit/learners/builder.py" in out  # the PostAct method of user algorithms
+    assert "extra_action_out_fn" not in out  # the user gave none
     env.close()
 
 
@@ -37,6 +38,8 @@ def test_ppo_explain_names_its_own_file(capsys):
     post_act = out[out.index("PostAct:"):]
     assert "rlkit/learners/policy_gradient/ppo.py" in post_act
     assert "loss_fn = rlkit.learners.policy_gradient.ppo.ppo_loss" in post_act
+    pre_act = out[out.index("PreAct:"):out.index("PostAct:")]
+    assert "extra_action_out_fn = rlkit.learners.policy_gradient.functions." in pre_act
 
 
 def test_with_updates_replaces_exactly_what_it_names():
