@@ -35,7 +35,15 @@ from typing import Any
 import rlkit as rk
 from rlkit.core.seeding import spawn_seeds
 
-__all__ = ["PGConfig", "PPO_CARTPOLE", "A2C_CARTPOLE", "VPG_CARTPOLE", "build_pg_agent"]
+__all__ = [
+    "PGConfig",
+    "PPO_CARTPOLE",
+    "A2C_CARTPOLE",
+    "VPG_CARTPOLE",
+    "PPO_ACROBOT",
+    "PPO_PENDULUM",
+    "build_pg_agent",
+]
 
 
 @dataclass(frozen=True)

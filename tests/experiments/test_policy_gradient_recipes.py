@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from rlkit.experiments import policy_gradient
 from rlkit.experiments.policy_gradient import A2C_CARTPOLE, PPO_CARTPOLE
 
 import rlkit as rk
@@ -25,10 +26,9 @@ def test_recipes_are_registered():
 
 @pytest.mark.parametrize("name", RECIPES)
 def test_recipe_runs_a_few_updates(name):
-    experiment = rk.make_experiment(name, seed=1, total_steps=64)
-    policy = experiment.policy.policy
-    n_steps = policy.config["n_steps"] * experiment.env.n_envs
-    experiment = rk.make_experiment(name, seed=1, total_steps=n_steps)
+    config = getattr(policy_gradient, name.upper())  # PPO_CartPole -> PPO_CARTPOLE
+    n_steps = config.hyperparameters.get("n_steps", 5)  # 5: A2C's default
+    experiment = rk.make_experiment(name, seed=1, total_steps=n_steps * config.n_envs)
     rk.run(experiment)
     assert experiment.policy.policy.updates == 1
     experiment.env.close()
