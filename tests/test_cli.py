@@ -80,7 +80,7 @@ def test_the_wheel_ships_the_recipes(tmp_path):
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("rlkit-*.whl")
+    (wheel,) = tmp_path.glob("rlkit_toolkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "rlkit/experiments/tabular.py" in names
     assert "rlkit/cli.py" in names
