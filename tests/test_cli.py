@@ -83,7 +83,7 @@ def test_the_wheel_ships_the_recipes(tmp_path):
     (wheel,) = tmp_path.glob("rlkit_toolkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "rlkit/experiments/tabular.py" in names
-    assert "rlkit/cli.py" in names
+    assert "rlkit/cli/__init__.py" in names and "rlkit/cli/__main__.py" in names
     target = tmp_path / "site"
     subprocess.run(
         [
