@@ -78,16 +78,9 @@ class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
 
     def __init__(self, epsilon: float = 0.1, *, random_steps: int = 0, **kwargs: Any) -> None:
         super().__init__(epsilon, **kwargs)
-        if (
-            isinstance(random_steps, bool)
-            or not isinstance(random_steps, (int, np.integer))
-            or random_steps < 0
-        ):
-            raise ValueError(
-                f"RandomWarmupEpsilonGreedy: random_steps must be a non-negative int, got "
-                f"{random_steps!r}"
-            )
-        self.random_steps = int(random_steps)
+        self.random_steps = checks.non_negative_int(
+            "RandomWarmupEpsilonGreedy", "random_steps", random_steps
+        )
 
     def __repr__(self) -> str:
         base = super().__repr__().removeprefix("EpsilonGreedyExplorer(")
