@@ -67,8 +67,10 @@ class Experiment:
     description: str = ""
     name: str = ""
     seed: int | None = None
-    threads: int | None = None  # torch threads the recipe runs best with (`rlkit run` sets them)
-    params: dict[str, Any] = field(default_factory=dict)  # the recipe's parameters, all of them
+    #: torch threads the recipe runs best with (``rlkit run`` sets them; None: torch's default)
+    threads: int | None = None
+    #: every parameter of the recipe it was made from (``make_experiment`` fills it)
+    params: dict[str, Any] = field(default_factory=dict)
 
     def run(self) -> Any:
         """Run the experiment; return its hook."""
@@ -82,7 +84,9 @@ def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
 
     The function's name is the recipe's name, ``Method_Environment`` (e.g.
     ``TabularQLearning_CliffWalking``); the first line of its docstring is the description
-    ``rlkit list`` shows.
+    ``rlkit list`` shows. Its parameters after ``seed`` are the recipe's parameters (typed
+    keywords with defaults, or one dataclass instance as the default of a single parameter):
+    ``make_experiment`` and ``rlkit run --set`` override them.
 
     Example:
         >>> import rlkit as rk
@@ -132,6 +136,7 @@ def _load_bundled() -> None:
     except BaseException:
         del sys.modules["rlkit.experiments"]
         raise
+    sys.modules["rlkit"].experiments = module  # as an import would
 
 
 def list_experiments() -> dict[str, str]:
