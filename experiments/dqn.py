@@ -181,15 +181,20 @@ def build_replay_agent(
     exploration: str = "linear",
     random_warmup: bool = True,
     learner_kwargs: dict[str, Any] | None = None,
-) -> tuple[rk.Agent, rk.GymEnv]:
+    n_envs: int = 1,
+) -> tuple[rk.Agent, rk.GymEnv | rk.VectorGymEnv]:
     """The agent and environment of a replay-based recipe: ``kind`` is ``"basic"``, ``"dqn"``,
     ``"prioritized"`` or ``"qrdqn"``. Epsilon decays from 1 to ``exploration_final_eps``,
     linearly over ``exploration_fraction * total_steps`` steps (``exploration="linear"``) or
     exponentially with that time constant (``"exp"``); with ``random_warmup`` the first
     ``learning_starts`` actions are uniformly random (Stable-Baselines3). Every generator comes
-    from ``seed``."""
+    from ``seed``. ``n_envs > 1`` trains on ``rk.VectorGymEnv(env_id, n_envs)`` (sync backend,
+    seeded from the same child seed); every schedule counts transitions, as with one env."""
     env_seed, explorer_seed, sampler_seed, net_seed = spawn_seeds(seed, 4)
-    env = rk.GymEnv(config.env_id, seed=int_seed(env_seed))
+    if n_envs == 1:
+        env = rk.GymEnv(config.env_id, seed=int_seed(env_seed))
+    else:
+        env = rk.VectorGymEnv(config.env_id, n_envs, seed=int_seed(env_seed))
     net = q_network(
         env.state_space,
         env.action_space,
@@ -290,37 +295,37 @@ def _config(base: ZooConfig, total_steps: int | None) -> ZooConfig:
 
 @rk.experiment
 def DQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
+    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu", n_envs: int = 1
 ) -> rk.Experiment:
     """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
     return _experiment(
-        _config(CARTPOLE, total_steps), seed, _doc(DQN_CartPole), kind="dqn", device=device
+        _config(CARTPOLE, total_steps), seed, _doc(DQN_CartPole), kind="dqn", device=device, n_envs=n_envs
     )
 
 
 @rk.experiment
 def DQN_Acrobot(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
+    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu", n_envs: int = 1
 ) -> rk.Experiment:
     """DQN on Acrobot-v1 with rl-baselines3-zoo's hyperparameters (100k steps, MLP 256-256)."""
     return _experiment(
-        _config(ACROBOT, total_steps), seed, _doc(DQN_Acrobot), kind="dqn", device=device
+        _config(ACROBOT, total_steps), seed, _doc(DQN_Acrobot), kind="dqn", device=device, n_envs=n_envs
     )
 
 
 @rk.experiment
 def DQN_MountainCar(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
+    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu", n_envs: int = 1
 ) -> rk.Experiment:
     """DQN on MountainCar-v0 with rl-baselines3-zoo's hyperparameters (120k steps)."""
     return _experiment(
-        _config(MOUNTAIN_CAR, total_steps), seed, _doc(DQN_MountainCar), kind="dqn", device=device
+        _config(MOUNTAIN_CAR, total_steps), seed, _doc(DQN_MountainCar), kind="dqn", device=device, n_envs=n_envs
     )
 
 
 @rk.experiment
 def PrioritizedDQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
+    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu", n_envs: int = 1
 ) -> rk.Experiment:
     """Double DQN on prioritized replay (alpha 0.6, beta 0.4 -> 1) on CartPole-v1, zoo settings."""
     return _experiment(
@@ -330,16 +335,17 @@ def PrioritizedDQN_CartPole(
         kind="prioritized",
         double=True,
         device=device,
+        n_envs=n_envs,
     )
 
 
 @rk.experiment
 def QRDQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
+    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu", n_envs: int = 1
 ) -> rk.Experiment:
     """QR-DQN (10 quantiles) on CartPole-v1 with rl-baselines3-zoo's (sb3-contrib) settings."""
     config = replace(_config(CARTPOLE, total_steps), max_grad_norm=None, adam_eps=0.01 / 32)
-    return _experiment(config, seed, _doc(QRDQN_CartPole), kind="qrdqn", device=device)
+    return _experiment(config, seed, _doc(QRDQN_CartPole), kind="qrdqn", device=device, n_envs=n_envs)
 
 
 # ReinforcementLearning.jl's JuliaRL_BasicDQN_CartPole: 10k steps, MLP 128-128, Adam 1e-3,
@@ -365,7 +371,7 @@ BASIC_CARTPOLE = ZooConfig(
 
 @rk.experiment
 def BasicDQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
+    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu", n_envs: int = 1
 ) -> rk.Experiment:
     """Deep Q-learning without a target network on CartPole-v1 (10k steps, MLP 128-128)."""
     return _experiment(
@@ -376,6 +382,7 @@ def BasicDQN_CartPole(
         exploration="exp",
         random_warmup=False,  # ReinforcementLearning.jl's schedule: epsilon-greedy from step 1
         device=device,
+        n_envs=n_envs,
     )
 
 

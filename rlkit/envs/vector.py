@@ -305,8 +305,13 @@ class VectorGymEnv(AbstractVectorEnv):
         self.is_truncated = np.zeros(self.n_envs, bool)
         self._closed = False
 
+    @property
+    def name(self) -> str:
+        """The gymnasium id of the sub-envs (``"fns"`` when built from functions)."""
+        return self.id if self.id is not None else "fns"
+
     def __repr__(self) -> str:
-        what = self.id if self.id is not None else "fns"
+        what = self.name
         return f"VectorGymEnv({what!r}, {self.n_envs}, backend={self.backend!r})"
 
     @property
