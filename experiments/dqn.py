@@ -299,7 +299,13 @@ def DQN_CartPole(
 ) -> rk.Experiment:
     """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
     return _experiment(
-        _config(CARTPOLE, total_steps), seed, _doc(DQN_CartPole), kind="dqn", device=device, n_envs=n_envs
+        _config(CARTPOLE,
+        total_steps),
+        seed,
+        _doc(DQN_CartPole),
+        kind="dqn",
+        device=device,
+        n_envs=n_envs,
     )
 
 
@@ -309,7 +315,13 @@ def DQN_Acrobot(
 ) -> rk.Experiment:
     """DQN on Acrobot-v1 with rl-baselines3-zoo's hyperparameters (100k steps, MLP 256-256)."""
     return _experiment(
-        _config(ACROBOT, total_steps), seed, _doc(DQN_Acrobot), kind="dqn", device=device, n_envs=n_envs
+        _config(ACROBOT,
+        total_steps),
+        seed,
+        _doc(DQN_Acrobot),
+        kind="dqn",
+        device=device,
+        n_envs=n_envs,
     )
 
 
@@ -319,7 +331,13 @@ def DQN_MountainCar(
 ) -> rk.Experiment:
     """DQN on MountainCar-v0 with rl-baselines3-zoo's hyperparameters (120k steps)."""
     return _experiment(
-        _config(MOUNTAIN_CAR, total_steps), seed, _doc(DQN_MountainCar), kind="dqn", device=device, n_envs=n_envs
+        _config(MOUNTAIN_CAR,
+        total_steps),
+        seed,
+        _doc(DQN_MountainCar),
+        kind="dqn",
+        device=device,
+        n_envs=n_envs,
     )
 
 
@@ -345,7 +363,9 @@ def QRDQN_CartPole(
 ) -> rk.Experiment:
     """QR-DQN (10 quantiles) on CartPole-v1 with rl-baselines3-zoo's (sb3-contrib) settings."""
     config = replace(_config(CARTPOLE, total_steps), max_grad_norm=None, adam_eps=0.01 / 32)
-    return _experiment(config, seed, _doc(QRDQN_CartPole), kind="qrdqn", device=device, n_envs=n_envs)
+    return _experiment(
+        config, seed, _doc(QRDQN_CartPole), kind="qrdqn", device=device, n_envs=n_envs
+    )
 
 
 # ReinforcementLearning.jl's JuliaRL_BasicDQN_CartPole: 10k steps, MLP 128-128, Adam 1e-3,
