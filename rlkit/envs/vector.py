@@ -197,7 +197,7 @@ class _Group:
                 reset_mask = _mask(reset_info, self.n)
                 if reset_mask is not None:
                     mask = reset_mask if mask is None else np.where(done[:, None], reset_mask, mask)
-        return state, np.asarray(reward, np.float64), terminated, truncated, final, mask
+        return state, np.asarray(reward, np.float64), terminated, truncated, final, mask, done
 
     def get_states(self) -> list[dict[str, Any]]:
         return list(self.vec.get_attr("rlkit_state"))
@@ -332,6 +332,7 @@ class VectorGymEnv(AbstractVectorEnv):
                 )
             self._group = _Group(factories, backend, self.autoreset_mode, context)
         self.action_space, self.state_space = self._group.spaces()
+        self._group_step = self._group.step
         self._mask: np.ndarray | None = None
         self.reward = np.zeros(self.n_envs)
         self.is_terminated = np.zeros(self.n_envs, bool)
@@ -373,7 +374,8 @@ class VectorGymEnv(AbstractVectorEnv):
 
     def act(self, actions: Any) -> None:
         """One action per sub-env: an array (or sequence) of shape ``(n_envs, *action_shape)``."""
-        actions = np.asarray(actions)
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
         if actions.shape != self._actions_shape:
             raise ValueError(
                 f"{self!r}: actions must have shape {self._actions_shape} (one action of "
@@ -381,6 +383,11 @@ class VectorGymEnv(AbstractVectorEnv):
             )
         if self.needs_reset:
             raise RuntimeError(f"{self!r}: call reset() before act()")
+        try:
+            out = self._group_step(actions)
+        except BaseException as error:
+            self._failed(error)
+            raise
         (
             self.state,
             self.reward,
@@ -388,21 +395,27 @@ class VectorGymEnv(AbstractVectorEnv):
             self.is_truncated,
             self.final_state,
             self._mask,
-        ) = self._call("step", actions)
-        self.done = self.is_terminated | self.is_truncated
+            self.done,
+        ) = out
 
     def _call(self, method: str, *args: Any) -> Any:
         """Call the backend; on any error close every worker, then raise (nothing hangs)."""
         try:
             return getattr(self._group, method)(*args)
         except BaseException as error:
-            self._shut_down()
-            if isinstance(error, SubEnvError) or not isinstance(error, Exception):
-                raise
-            cause = _sub_env_cause(error)
-            if cause is not None:
-                raise SubEnvError(f"{self!r}: {cause}") from error
+            self._failed(error)
             raise
+
+    def _failed(self, error: BaseException) -> None:
+        """Shut every worker down; raise a SubEnvError naming the sub-env when a worker's error
+        was one (re-raised by gymnasium or Ray in another type); else return (the caller
+        re-raises ``error``)."""
+        self._shut_down()
+        if isinstance(error, SubEnvError) or not isinstance(error, Exception):
+            return
+        cause = _sub_env_cause(error)
+        if cause is not None:
+            raise SubEnvError(f"{self!r}: {cause}") from error
 
     def _shut_down(self) -> None:
         if not self._closed:
