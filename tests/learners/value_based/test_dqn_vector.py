@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from rlkit.experiments.dqn import CARTPOLE, build_replay_agent
+from rlkit.experiments.dqn import CARTPOLE, DQN_CartPole, PrioritizedDQN_CartPole
 
 import rlkit as rk
 
@@ -28,8 +28,12 @@ def one_thread():
 
 
 def test_one_forward_pass_per_step_and_schedules_in_transitions(one_thread):
-    config = replace(FAST_CARTPOLE, total_steps=400, learning_starts=100, train_freq=50)
-    agent, env = build_replay_agent(config, seed=0, n_envs=4)
+    config = replace(
+        FAST_CARTPOLE, total_steps=400, learning_starts=100, train_freq=50, n_envs=4
+    )
+    exp = DQN_CartPole(0, config)
+    agent, env = exp.policy, exp.env
+    assert isinstance(env, rk.VectorGymEnv) and env.n_envs == 4
     learner = agent.policy.learner
     calls = []
     forward = learner._act_forward
@@ -43,9 +47,17 @@ def test_one_forward_pass_per_step_and_schedules_in_transitions(one_thread):
     assert learner.gradient_steps == 6 * 32
 
 
+def test_the_recipes_n_envs_parameter_is_checked():
+    with pytest.raises(ValueError, match="n_envs"):
+        rk.make_experiment("DQN_CartPole", 0, n_envs=0)
+
+
 def test_prioritized_dqn_records_priorities_for_the_batch(one_thread):
-    config = replace(FAST_CARTPOLE, total_steps=300, learning_starts=100, train_freq=50)
-    agent, env = build_replay_agent(config, seed=0, kind="prioritized", n_envs=3)
+    config = replace(
+        FAST_CARTPOLE, total_steps=300, learning_starts=100, train_freq=50, n_envs=3
+    )
+    exp = PrioritizedDQN_CartPole(0, config)
+    agent, env = exp.policy, exp.env
     rk.run(agent, env, rk.StopAfterNSteps(300))
     env.close()
     assert agent.policy.learner.gradient_steps > 0 and len(agent.trajectory) == 300
@@ -53,7 +65,8 @@ def test_prioritized_dqn_records_priorities_for_the_batch(one_thread):
 
 @pytest.mark.slow
 def test_dqn_solves_cartpole_on_four_sub_envs_within_20k_transitions(one_thread):
-    agent, env = build_replay_agent(FAST_CARTPOLE, seed=0, n_envs=4)
+    exp = DQN_CartPole(0, replace(FAST_CARTPOLE, n_envs=4))  # no evaluation hook: the agent
+    agent, env = exp.policy, exp.env
     rk.run(agent, env, rk.StopAfterNSteps(FAST_CARTPOLE.total_steps))
     env.close()
     result = rk.evaluate(agent, rk.GymEnv("CartPole-v1"), 20, seed=123)
