@@ -13,7 +13,7 @@ import rlkit as rk
 
 # The single-env learning test's budget (tests/learners/value_based/test_dqn.py): zoo settings,
 # 20k transitions, training every 64 transitions. Measured with n_envs=4: greedy means 263.7,
-# 500, 500, 500 on seeds 0, 1, 2, 3 (20 evaluation episodes; 40-115 s each on a busy 2-core box).
+# 500, 500, 500 on seeds 0, 1, 2, 3 (20 evaluation episodes; 40-195 s each on a busy 2-core box).
 FAST_CARTPOLE = replace(
     CARTPOLE, total_steps=20_000, buffer_size=20_000, train_freq=64, gradient_steps=32
 )
