@@ -118,10 +118,18 @@ _LAZY: dict[str, str] = {
     "TabularVApproximator": "rlkit.approximators.tabular",
     "TabularQApproximator": "rlkit.approximators.tabular",
     "NeuralNetworkApproximator": "rlkit.approximators.neural",
+    **dict.fromkeys(
+        ["LinearVApproximator", "LinearQApproximator", "StateAggregation"],
+        "rlkit.approximators.linear",
+    ),
     "TargetNetwork": "rlkit.approximators.neural",
     # learners
     "TDLearner": "rlkit.learners.tabular.td",
     "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",
+    **dict.fromkeys(
+        ["TDLambdaLearner", "SARSALambdaLearner", "LambdaReturnLearner"],
+        "rlkit.learners.tabular.traces",
+    ),
     **dict.fromkeys(
         ["policy_evaluation", "policy_iteration", "value_iteration"],
         "rlkit.learners.tabular.dynamic_programming",
