@@ -14,8 +14,8 @@ trace ``z`` (zero at the start of every episode):
 * true online TD(lambda) (``true_online=True``, dutch trace, section 12.5):
   ``w += alpha (delta + v - v_old) z - alpha (v - v_old) x``, ``v_old = v(S')``;
 * offline lambda-return (``method="lambda_return"``, section 12.1): nothing changes during the
-  episode; at its end ``w += alpha sum_t (G^lambda_t - v(S_t)) x(S_t)``, all with the weights of
-  the start of the episode.
+  episode; at its end ``w += alpha (G^lambda_t - v(S_t)) x(S_t)`` for each step in order, the
+  lambda-returns computed with the weights of the start of the episode.
 
 Prediction (``method="td"``, state values) updates at PostAct; SARSA(lambda) (``method="sarsa"``,
 action values) at the next PreAct, when ``A'`` is known, and at PostAct of the last step. At a
@@ -270,10 +270,11 @@ class SARSALambdaLearner(TDLambdaLearner):
 class LambdaReturnLearner(TDLambdaLearner):
     """The offline lambda-return algorithm (``method="lambda_return"``; S&B 12.1).
 
-    Nothing changes during an episode; at its end every visited state moves towards its
-    lambda-return ``G^lambda_t = R_{t+1} + gamma ((1 - lambda) v(S_{t+1}) + lambda
-    G^lambda_{t+1})``, all computed with the weights of the start of the episode (the updates
-    are summed, so it equals offline TD(lambda) with an accumulating trace).
+    Nothing changes during an episode; at its end the lambda-returns ``G^lambda_t = R_{t+1} +
+    gamma ((1 - lambda) v(S_{t+1}) + lambda G^lambda_{t+1})`` are computed with the weights of
+    the start of the episode, and then, for ``t = 0, 1, ...`` in order, ``w += alpha
+    (G^lambda_t - v(S_t, w)) x(S_t)`` with the current weights (so ``lambda = 1`` is
+    constant-alpha Monte Carlo applied at the end of the episode).
 
     Example:
         >>> import rlkit as rk
@@ -289,19 +290,22 @@ class LambdaReturnLearner(TDLambdaLearner):
         w = f.weights
         start, end = trajectory.episode_start, len(trajectory.reward)
         xs = [f.x(trajectory.state[t]) for t in range(start, end)]
-        values = np.array([float(w @ x) for x in xs])
+        values = [float(w @ x) for x in xs]  # with the weights of the start of the episode
         last = trajectory.next_state[end - 1]
         g = 0.0 if trajectory.terminal[end - 1] else float(w @ f.x(last))
         v_next = g
-        delta_w = np.zeros_like(w)
-        for i in range(end - start - 1, -1, -1):
+        targets = [0.0] * len(xs)
+        for i in range(len(xs) - 1, -1, -1):
             g = trajectory.reward[start + i] + self.gamma * (
                 (1.0 - self.lambda_) * v_next + self.lambda_ * g
             )
-            delta_w += (g - values[i]) * xs[i]
+            targets[i] = g
             v_next = values[i]
-        self.td_error = float(g - values[0])
-        w += f.step_size * delta_w
+        alpha = f.step_size
+        for x, target in zip(xs, targets, strict=True):  # in order, as the book's w_t
+            error = target - float(w @ x)
+            w += alpha * error * x
+        self.td_error = error
 
 
 METHODS: dict[str, type[TDLambdaLearner]] = {

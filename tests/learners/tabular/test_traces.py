@@ -82,18 +82,28 @@ def test_true_online_equals_offline_lambda_return_for_small_step_size(lam):
         np.testing.assert_allclose(change(**kwargs), offline, rtol=0, atol=0.02)
 
 
-def test_lambda_return_sums_the_offline_updates_of_one_episode():
-    """From zero values with lambda = 1 the lambda-return is the episode's return (+1 or -1
-    from every state), so each state moves by alpha * (its number of visits) * return."""
+def test_lambda_return_at_lambda_one_is_monte_carlo_at_the_end_of_the_episode():
+    """lambda = 1: the lambda-return is the return, so the algorithm is constant-alpha MC
+    (TDLearner with n larger than any episode updates the same way at the episode's end)."""
+    mc = _walk_values(lambda v: rk.TDLearner(v, method="td0", n=100_000), step_size=0.1)
+    lr = _walk_values(lambda v: rk.TDLambdaLearner(v, method="lambda_return", lambda_=1.0),
+                      step_size=0.1)
+    np.testing.assert_allclose(lr, mc, rtol=0, atol=1e-12)
+    assert np.abs(lr).max() > 0.1
+
+
+def test_lambda_return_at_lambda_zero_uses_the_values_of_the_episode_start():
+    """lambda = 0: the target of every step is R + gamma v(S'), with v from before the
+    episode; from zero values only the last step (reward +-1) changes anything."""
     env = rk.GymEnv("rlkit/RandomWalk1D-v0", seed=5, **WALK)
-    v = rk.TabularVApproximator(env.state_space, step_size=0.01)
+    v = rk.TabularVApproximator(env.state_space, step_size=0.5)
     trajectory = rk.VectorSARTTrajectory()
-    learner = rk.TDLambdaLearner(v, method="lambda_return", lambda_=1.0)
+    learner = rk.TDLambdaLearner(v, method="lambda_return", lambda_=0.0)
     rk.run(rk.Agent(rk.VBasedPolicy(learner, rk.RandomPolicy(seed=6)), trajectory), env,
            rk.StopAfterNEpisodes(1))
-    visits = np.bincount(trajectory.state, minlength=21)
-    np.testing.assert_allclose(v.table, 0.01 * visits * trajectory.reward[-1], atol=1e-12)
-    assert visits.max() > 1
+    expected = np.zeros(21)
+    expected[trajectory.state[-1]] = 0.5 * trajectory.reward[-1]
+    np.testing.assert_allclose(v.table, expected, atol=1e-12)
 
 
 def test_trace_is_reset_between_episodes():
