@@ -99,6 +99,7 @@ _LAZY: dict[str, str] = {
     "MaximizationBiasEnv": "rlkit.envs.toy.maximization_bias",
     "GridWorldEnv": "rlkit.envs.toy.grid_world",
     "GamblersProblemEnv": "rlkit.envs.toy.gamblers_problem",
+    "MazeEnv": "rlkit.envs.toy.maze",
     # policies and explorers
     "Agent": "rlkit.policies.agent",
     "RandomPolicy": "rlkit.policies.random",
@@ -126,6 +127,7 @@ _LAZY: dict[str, str] = {
     # learners
     "TDLearner": "rlkit.learners.tabular.td",
     "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",
+    "DynaLearner": "rlkit.learners.tabular.dyna",
     **dict.fromkeys(
         ["TDLambdaLearner", "SARSALambdaLearner", "LambdaReturnLearner"],
         "rlkit.learners.tabular.traces",

@@ -17,3 +17,13 @@ _ENVS = {
 for _id, _entry_point in _ENVS.items():
     if _id not in registry:
         register(id=_id, entry_point=_entry_point)
+
+# one environment class, three layouts (Sutton & Barto chapter 8)
+_MAZES = {
+    "rlkit/DynaMaze-v0": "dyna",
+    "rlkit/BlockingMaze-v0": "blocking",
+    "rlkit/ShortcutMaze-v0": "shortcut",
+}
+for _id, _layout in _MAZES.items():
+    if _id not in registry:
+        register(id=_id, entry_point="rlkit.envs.toy.maze:MazeEnv", kwargs={"layout": _layout})
