@@ -194,7 +194,9 @@ class MazeEnv(ToyEnv):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         s = int(state["s"])
         if not 0 <= s < self.n_states:
-            raise ValueError(f"MazeEnv.load_state_dict: state {s} is outside 0..{self.n_states - 1}")
+            raise ValueError(
+                f"MazeEnv.load_state_dict: state {s} is outside 0..{self.n_states - 1}"
+            )
         self.s = s
         self.last_action = state["last_action"]
         self.total_steps = int(state["total_steps"])
