@@ -27,6 +27,7 @@ EXPECTED = [
     "06_n_step_td",
     "07_your_own_learner",
     "08_tables_to_networks",
+    "09_dyna",
     "11_eligibility_traces",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
