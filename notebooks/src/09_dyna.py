@@ -54,9 +54,8 @@ def dyna_agent(env, run, alpha=0.1, **dyna_options):
     return rk.Agent(policy, rk.VectorSARTTrajectory())
 
 
-env = rk.GymEnv("rlkit/DynaMaze-v0", render_mode="ansi")
-env.reset()
-print(env.env.render())
+print(rk.MazeEnv("dyna", render_mode="ansi").render())  # S start, G goal, # walls
+env = rk.GymEnv("rlkit/DynaMaze-v0")
 rk.explain(dyna_agent(env, 0, n_planning=5), env)
 
 # %% [markdown]
