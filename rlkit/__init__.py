@@ -123,6 +123,7 @@ _LAZY: dict[str, str] = {
         ["LinearVApproximator", "LinearQApproximator", "StateAggregation"],
         "rlkit.approximators.linear",
     ),
+    "TileCoder": "rlkit.approximators.tile_coding",
     "TargetNetwork": "rlkit.approximators.neural",
     # learners
     "TDLearner": "rlkit.learners.tabular.td",
