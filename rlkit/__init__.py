@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "GridWorldEnv": "rlkit.envs.toy.grid_world",
     "GamblersProblemEnv": "rlkit.envs.toy.gamblers_problem",
     "MazeEnv": "rlkit.envs.toy.maze",
+    "RandomWalk1000Env": "rlkit.envs.toy.random_walk_1000",
     # policies and explorers
     "Agent": "rlkit.policies.agent",
     "RandomPolicy": "rlkit.policies.random",

@@ -75,11 +75,13 @@ class TileCoder:
                 f"TileCoder: scale must be a positive number or one per dimension, got {scale!r}"
             )
         self.scale = scales
+        self._scales = scales.tolist()
         if on_full not in ("error", "collide"):
             raise ValueError(f"TileCoder: on_full must be 'error' or 'collide', got {on_full!r}")
         self.on_full = on_full
         self.table: dict[tuple, int] = {}
         self.overfull_count = 0
+        self._cache: dict[tuple, tuple[int, ...]] = {}
 
     @property
     def n_features(self) -> int:
@@ -115,24 +117,28 @@ class TileCoder:
 
     def tiles(self, floats: Sequence[float], ints: Sequence[int] = ()) -> list[int]:
         """The indices of the ``n_tilings`` active tiles of ``floats`` (and ``ints``)."""
-        values = np.asarray(floats, dtype=np.float64).reshape(-1)
-        scale = self.scale
-        if scale.size != 1 and scale.size != values.size:
+        values = np.asarray(floats, dtype=np.float64).reshape(-1).tolist()
+        scales = self._scales if len(self._scales) > 1 else self._scales * len(values)
+        if len(scales) != len(values):
             raise ValueError(
-                f"TileCoder: got {values.size} inputs, but scale has {scale.size} entries"
+                f"TileCoder: got {len(values)} inputs, but scale has {len(self._scales)} entries"
             )
         n = self.n_tilings
-        q = [math.floor(x * n) for x in (values * scale).tolist()]
-        extra = tuple(int(i) for i in ints)
+        key = (*[math.floor(x * s * n) for x, s in zip(values, scales)], *(int(i) for i in ints))
+        tiles = self._cache.get(key)  # the tiles of a quantized input never change
+        if tiles is None:
+            tiles = self._cache[key] = self._tiles(key, len(values))
+        return list(tiles)
+
+    def _tiles(self, key: tuple, n_floats: int) -> tuple[int, ...]:
+        n = self.n_tilings
+        q, extra = key[:n_floats], key[n_floats:]
         out = []
         for tiling in range(n):
-            b = tiling
-            coords: list[Any] = [tiling]
-            for qi in q:
-                coords.append((qi + b) // n)
-                b += 2 * tiling
-            out.append(self._index((*coords, *extra)))
-        return out
+            # tiles3: input i of tiling t is displaced by (2 i + 1) t / n of a tile
+            coords = tuple((qi + (2 * i + 1) * tiling) // n for i, qi in enumerate(q))
+            out.append(self._index((tiling, *coords, *extra)))
+        return tuple(out)
 
     def __call__(self, floats: Sequence[float], ints: Sequence[int] = ()) -> np.ndarray:
         x = np.zeros(self.size)
@@ -148,3 +154,4 @@ class TileCoder:
         """Restore a state saved by :meth:`state_dict`."""
         self.table = dict(state["table"])
         self.overfull_count = int(state["overfull_count"])
+        self._cache = {}

@@ -12,6 +12,7 @@ _ENVS = {
     "rlkit/MaximizationBias-v0": "rlkit.envs.toy.maximization_bias:MaximizationBiasEnv",
     "rlkit/GridWorld-v0": "rlkit.envs.toy.grid_world:GridWorldEnv",
     "rlkit/GamblersProblem-v0": "rlkit.envs.toy.gamblers_problem:GamblersProblemEnv",
+    "rlkit/RandomWalk1000-v0": "rlkit.envs.toy.random_walk_1000:RandomWalk1000Env",
 }
 
 for _id, _entry_point in _ENVS.items():
