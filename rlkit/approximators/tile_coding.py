@@ -124,7 +124,8 @@ class TileCoder:
                 f"TileCoder: got {len(values)} inputs, but scale has {len(self._scales)} entries"
             )
         n = self.n_tilings
-        key = (*[math.floor(x * s * n) for x, s in zip(values, scales)], *(int(i) for i in ints))
+        key = (*[math.floor(x * s * n) for x, s in zip(values, scales, strict=True)],
+               *(int(i) for i in ints))
         tiles = self._cache.get(key)  # the tiles of a quantized input never change
         if tiles is None:
             tiles = self._cache[key] = self._tiles(key, len(values))
