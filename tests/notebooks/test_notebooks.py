@@ -28,6 +28,7 @@ EXPECTED = [
     "07_your_own_learner",
     "08_tables_to_networks",
     "09_dyna",
+    "10_function_approximation",
     "11_eligibility_traces",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
