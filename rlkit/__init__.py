@@ -101,11 +101,13 @@ _LAZY: dict[str, str] = {
     "GamblersProblemEnv": "rlkit.envs.toy.gamblers_problem",
     "MazeEnv": "rlkit.envs.toy.maze",
     "RandomWalk1000Env": "rlkit.envs.toy.random_walk_1000",
+    "ShortCorridorEnv": "rlkit.envs.toy.short_corridor",
     # policies and explorers
     "Agent": "rlkit.policies.agent",
     "RandomPolicy": "rlkit.policies.random",
     "QBasedPolicy": "rlkit.policies.q_based",
     "VBasedPolicy": "rlkit.policies.v_based",
+    "LinearSoftmaxPolicy": "rlkit.policies.softmax",
     **dict.fromkeys(
         [
             "AbstractExplorer",
@@ -130,6 +132,9 @@ _LAZY: dict[str, str] = {
     "TDLearner": "rlkit.learners.tabular.td",
     "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",
     "DynaLearner": "rlkit.learners.tabular.dyna",
+    **dict.fromkeys(
+        ["ReinforceLearner", "ActorCriticLearner"], "rlkit.learners.tabular.policy_gradient"
+    ),
     **dict.fromkeys(
         ["TDLambdaLearner", "SARSALambdaLearner", "LambdaReturnLearner"],
         "rlkit.learners.tabular.traces",

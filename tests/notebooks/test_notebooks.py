@@ -30,6 +30,7 @@ EXPECTED = [
     "09_dyna",
     "10_function_approximation",
     "11_eligibility_traces",
+    "12_policy_gradient",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
 

@@ -13,6 +13,7 @@ _ENVS = {
     "rlkit/GridWorld-v0": "rlkit.envs.toy.grid_world:GridWorldEnv",
     "rlkit/GamblersProblem-v0": "rlkit.envs.toy.gamblers_problem:GamblersProblemEnv",
     "rlkit/RandomWalk1000-v0": "rlkit.envs.toy.random_walk_1000:RandomWalk1000Env",
+    "rlkit/ShortCorridor-v0": "rlkit.envs.toy.short_corridor:ShortCorridorEnv",
 }
 
 for _id, _entry_point in _ENVS.items():
