@@ -175,3 +175,41 @@ def test_notebook_runs_and_checks_the_book(name, tmp_path, monkeypatch):
     pngs = sorted(p.name for p in figures.glob(f"{name}-*.png"))
     assert pngs, f"{name} saved no figure to RLKIT_FIGURE_DIR"
     assert all((figures / p).stat().st_size > 1000 for p in pngs)
+
+
+def _extra(name: str) -> set[str]:
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = project["optional-dependencies"][name]
+    return {re.split(r"[<>=!~ \[]", req)[0].lower() for req in requirements}
+
+
+def test_the_documented_commands_need_only_the_notebooks_extra_and_keep_outputs_out():
+    """The READMEs' headless commands (jupyter nbconvert, jupytext) are installed by
+    ``pip install ".[notebooks]"``, and none writes outputs into the committed notebooks."""
+    extra = _extra("notebooks")
+    assert {"matplotlib", "nbclient", "nbformat", "ipykernel"} <= extra
+    for readme in (ROOT / "README.md", NOTEBOOK_DIR / "README.md"):
+        text = readme.read_text()
+        commands = [line for line in text.splitlines() if re.search(r"\bjupy(ter|text)\b", line)
+                    and not line.lstrip().startswith(("(", "`notebooks/`", "|"))]
+        for line in commands:
+            for tool in re.findall(r"\bjupyter (\w+)", line):
+                if tool != "lab":  # the README says: pip install jupyterlab
+                    assert tool in extra, f"{readme.name}: `jupyter {tool}` needs {tool}"
+            if re.search(r"\bjupytext\b", line):
+                assert "jupytext" in extra
+            if "nbconvert" in line and "--execute" in line:
+                assert "--inplace" not in line, f"{readme.name}: {line.strip()}"
+    assert "jupytext" in _extra("test")
+
+
+def test_notebook_05_says_what_its_numbers_are():
+    """The double Q-learning checks compare fractions of left actions (not "better by"), and a
+    greedy return of -100 is explained as a cut-off episode."""
+    source = (NOTEBOOK_DIR / "src" / "05_td_control.py").read_text()
+    calls = source.split("check_better(")[2:]  # the calls after the definition
+    for call in calls:
+        if "left" in call.split(")")[0]:
+            assert 'what="fraction of left actions' in call
+    assert "cut off after 100 steps" in source
