@@ -193,7 +193,14 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'rlkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as error:
+        if error.name != "torch":
+            raise
+        from .core.optional import TORCH_HINT
+
+        raise ModuleNotFoundError(f"rlkit.{name}: {TORCH_HINT}", name="torch") from error
     globals()[name] = value
     return value
 

@@ -26,14 +26,18 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ...core.checks import optional_positive_int
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
 from ...core.state import has_state
+from ...core.stop_conditions import StopSignal
 from .files import is_temporary, list_checkpoints
 from .format import checked_format
 from .run_state import load_checkpoint, save_checkpoint
 
 __all__ = ["CheckpointHook"]
+
+_NAME = "CheckpointHook"
 
 
 
@@ -50,7 +54,8 @@ class CheckpointHook(AbstractHook):
     calls it at those boundaries (``after_step_check``, ``after_episode_check``); the hook must
     therefore be run by ``rk.run``.
 
-    When the stop condition ends the run, a final checkpoint is written (marked ``finished``).
+    When the stop condition ends the run, a final checkpoint is written (marked ``finished``,
+    unless a ``StopSignal`` in the condition, e.g. Ctrl-C, ended it: then resuming continues).
     When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
     step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
     checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
@@ -90,9 +95,9 @@ class CheckpointHook(AbstractHook):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         self.dir = Path(dir)
-        self.every_n_steps = _every("every_n_steps", every_n_steps)
-        self.every_n_episodes = _every("every_n_episodes", every_n_episodes)
-        self.keep_last = _every("keep_last", keep_last)
+        self.every_n_steps = optional_positive_int(_NAME, "every_n_steps", every_n_steps)
+        self.every_n_episodes = optional_positive_int(_NAME, "every_n_episodes", every_n_episodes)
+        self.keep_last = optional_positive_int(_NAME, "keep_last", keep_last)
         self.format = checked_format(format)
         self.metadata = dict(metadata or {})
         try:
@@ -158,7 +163,7 @@ class CheckpointHook(AbstractHook):
             self._due = self._due or due
             self._stopping = stop
         elif stop:
-            self.save(finished=True)
+            self.save(finished=not self._interrupted())
         elif due:
             self.save()
 
@@ -168,10 +173,15 @@ class CheckpointHook(AbstractHook):
         due = self._due or (
             self.every_n_episodes is not None and self.episodes % self.every_n_episodes == 0
         )
-        finished = stop or self._stopping
+        stopping = stop or self._stopping
         self._due = self._stopping = False
-        if due or finished:
-            self.save(finished=finished)
+        if due or stopping:
+            self.save(finished=stopping and not self._interrupted())
+
+    def _interrupted(self) -> bool:
+        """The run stops because a ``StopSignal`` (Ctrl-C) was set, not because it is over: its
+        final checkpoint is not ``finished``, and resuming it continues the run."""
+        return self._run is not None and _signal_set(self._run[2])
 
     def save(self, *, finished: bool = False) -> Path:
         """Write a checkpoint of the bound run now (named by the step count); return its path."""
@@ -209,17 +219,14 @@ class CheckpointHook(AbstractHook):
         self.episodes = int(state["episodes"])
 
 
-def _every(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"CheckpointHook: {name} must be a positive integer or None, got {value!r}"
-        )
-    return value
-
-
 # ---- rk.run(..., resume_from=source): restore the saved run before it continues ----
 @restore.dispatch
 def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
     load_checkpoint(source, policy, env, stop, hook)
+
+
+def _signal_set(condition: Any) -> bool:
+    """Whether ``condition`` is, or is composed with, a ``StopSignal`` that was set."""
+    if isinstance(condition, StopSignal):
+        return condition.is_set()
+    return any(_signal_set(part) for part in getattr(condition, "conditions", ()))
