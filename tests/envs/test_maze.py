@@ -77,7 +77,7 @@ def test_bad_input():
         MazeEnv("spiral")
     with pytest.raises(ValueError, match="does not change"):
         MazeEnv("dyna", change_after=10)
-    with pytest.raises(ValueError, match="change_after must be an integer >= 1"):
+    with pytest.raises(ValueError, match="change_after must be a positive integer"):
         MazeEnv("blocking", change_after=0)
     env = MazeEnv()
     env.reset(seed=0)

@@ -51,7 +51,7 @@ def test_public_name_and_state_dict():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="max_jump must be an integer >= 1"):
+    with pytest.raises(ValueError, match="max_jump must be a positive integer"):
         RandomWalk1000Env(max_jump=0)
     env = RandomWalk1000Env()
     env.reset(seed=0)

@@ -7,8 +7,9 @@ from typing import Any
 
 from gymnasium import spaces
 
+from ...core.checks import is_int, positive_int
 from ...core.interfaces import InvalidActionError
-from ._common import ToyEnv, check_render_mode, is_int, positive_int, rng_state, set_rng_state
+from ._common import ToyEnv, check_render_mode, rng_state, set_rng_state
 
 __all__ = ["MazeEnv", "LAYOUTS"]
 
