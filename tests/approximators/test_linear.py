@@ -107,3 +107,5 @@ def test_bad_arguments():
         rk.StateAggregation(10, 11)
     with pytest.raises(TypeError, match="needs a TabularVApproximator or LinearVApproximator"):
         rk.TDLearner(rk.LinearQApproximator(lambda s, a: s, 3, 2), method="td0")
+    with pytest.raises(TypeError, match="'double_qlearning' needs a TabularQApproximator"):
+        rk.TDLearner(rk.LinearQApproximator(lambda s, a: s, 3, 2), method="double_qlearning")

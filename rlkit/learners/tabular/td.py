@@ -305,6 +305,11 @@ class DoubleQLearningLearner(TDLearner):
     ) -> None:
         super().__init__(approximator, **kwargs)
         name = type(self).__name__
+        if not isinstance(self.approximator, TabularQApproximator):
+            raise TypeError(
+                f"{name}: method 'double_qlearning' needs a TabularQApproximator, got "
+                f"{type(self.approximator).__name__}: {self.approximator!r}"
+            )
         if second_approximator is None:
             second_approximator = copy.deepcopy(self.approximator)
         second = _check_approximator(name, self.method, "q", second_approximator)
