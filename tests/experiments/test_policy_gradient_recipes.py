@@ -75,7 +75,8 @@ def test_a2c_cartpole_solves_within_its_budget():
 
 @pytest.mark.slow
 def test_vpg_cartpole_reaches_195():
-    experiment = rk.make_experiment("VPG_CartPole", seed=0)
+    # shortened from the recipe's 200k steps: seed 0 reaches a greedy mean of 439 at 100k
+    experiment = rk.make_experiment("VPG_CartPole", seed=0, total_steps=100_000)
     rk.run(experiment)
     assert _greedy_mean(experiment) >= 195
 
