@@ -478,7 +478,12 @@ def _optimize(policy: BuiltPolicy, flat: Batch) -> dict[str, float]:
             result = policy.optimizer.step(policy.params, lambda loss=loss: loss, **fns)
             policy.gradient_steps += 1
             count += 1
-            for key, value in {"loss": result.loss, "grad_norm": result.grad_norm, **info}.items():
+            reported = {
+                "loss": getattr(result, "loss", math.nan),
+                "grad_norm": getattr(result, "grad_norm", math.nan),
+                **info,
+            }
+            for key, value in reported.items():
                 sums[key] = sums.get(key, 0.0) + float(value)
     return _means(sums, count)
 
