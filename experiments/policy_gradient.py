@@ -26,7 +26,7 @@ No model selection: the run ends with the final policy (PPO's and A2C's final gr
 solve CartPole; nothing is picked from evaluations). Every generator (the envs' and the policy's:
 network initialisation, action sampling, minibatch shuffling) derives from the recipe's ``seed``
 with ``numpy.random.SeedSequence``. Recipes accept ``total_steps=`` (schedules stretch to it)
-and ``device=``.
+and ``device=``, and run torch on one thread (``Experiment.threads``).
 """
 
 from __future__ import annotations
@@ -123,6 +123,7 @@ def _experiment(
         stop_condition=rk.StopAfterNSteps(config.total_steps),
         hook=rk.TotalRewardPerEpisode(),
         description=description,
+        threads=1,  # small MLPs: more torch threads only add synchronisation
     )
 
 
