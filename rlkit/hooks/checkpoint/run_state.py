@@ -11,8 +11,8 @@ import contextlib
 import copy
 import os
 import sys
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
