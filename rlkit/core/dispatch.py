@@ -125,7 +125,9 @@ def compose(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks
 @_dispatch.abstract
 def restore(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks.checkpoint
     """``restore(source, policy, env, stop_condition, hook)``: load a saved run's state into its
-    objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``)."""
+    objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``). Returns True
+    when the saved run had already finished and there is nothing left to run (``rk.run`` then
+    returns at once)."""
 
 
 def collect_statistics(policy: Any) -> dict[str, float]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,10 @@ class CheckpointHook(AbstractHook):
     therefore be run by ``rk.run``.
 
     When the stop condition ends the run, a final checkpoint is written (marked ``finished``).
+    Resuming from it (a process killed after its final checkpoint, then started again) restores
+    the run and runs nothing when the stop condition is still satisfied (its ``progress()``
+    reached, or unknown: then with a warning); a stop condition with a larger budget (e.g.
+    ``StopAfterNSteps`` with a larger ``n``) continues the run.
     When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
     step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
     checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
@@ -222,4 +227,29 @@ def _every(name: str, value: Any) -> int | None:
 # ---- rk.run(..., resume_from=source): restore the saved run before it continues ----
 @restore.dispatch
 def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
-    load_checkpoint(source, policy, env, stop, hook)
+    """Load the checkpoint; True (nothing left to run) when it is the final checkpoint of a
+    finished run and the restored stop condition is still satisfied."""
+    info = load_checkpoint(source, policy, env, stop, hook)
+    if not info.finished:
+        return False
+    satisfied = _satisfied(stop)
+    if satisfied is None:
+        warnings.warn(
+            f"rk.run: {info.path} is the final checkpoint of a finished run (step {info.step}) "
+            f"and the stop condition {stop!r} cannot tell whether it is still satisfied: the "
+            f"state is restored and nothing is run. To run a finished run further, load it with "
+            f"rlkit.hooks.checkpoint.load_checkpoint(...) and call rk.run without resume_from.",
+            stacklevel=3,
+        )
+        return True
+    return satisfied
+
+
+def _satisfied(stop: Any) -> bool | None:
+    """Whether a stop condition's ``progress()`` says it is reached (None: it cannot tell)."""
+    progress = getattr(stop, "progress", None)
+    found = progress() if callable(progress) else None
+    if found is None:
+        return None
+    done, total, _ = found
+    return bool(done >= total)

@@ -63,8 +63,9 @@ def tabular_agent(n_states: int, gamma: float, seed: int = 0) -> tuple[rk.Agent,
 def saved_run(tmp_path, agent: Any, env: Any, steps: int = 60):
     stop, hook = rk.StopAfterNSteps(steps), rk.TotalRewardPerEpisode()
     rk.run(agent, env, stop, hook)
-    return save_checkpoint(tmp_path / "checkpoint-000000000060.npz", agent, env, stop, hook,
-                           step=steps, format="npz")
+    return save_checkpoint(
+        tmp_path / "checkpoint-000000000060.npz", agent, env, stop, hook, step=steps, format="npz"
+    )
 
 
 def assert_refused_and_unchanged(path, agent, env, match: str) -> None:
