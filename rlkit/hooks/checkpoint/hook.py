@@ -29,7 +29,7 @@ from typing import Any
 
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
-from ...core.state import has_state
+from ...core.state import get_state, has_state
 from .files import is_temporary, list_checkpoints
 from .format import checked_format
 from .run_state import load_checkpoint, save_checkpoint
@@ -134,6 +134,7 @@ class CheckpointHook(AbstractHook):
                     f"stateful object of a checkpointed run implements state_dict() and "
                     f"load_state_dict(state)"
                 )
+        get_state(env)  # an env that cannot be saved (e.g. a wrapper's state) fails before a step
         self._run = (policy, env, stop_condition, hook)
 
     # ---- PreExperiment: a fresh start of the boundary bookkeeping ----
