@@ -55,7 +55,9 @@ def test_deques_of_wrappers_are_saved():
     other.load_state_dict(env.state_dict())
     assert list(other.env.env.return_queue) == list(env.env.env.return_queue)
     assert other.env.env.return_queue.maxlen == 5
-    assert all(np.array_equal(a, b) for a, b in zip(other.env.obs_queue, env.env.obs_queue))
+    assert all(
+        np.array_equal(a, b) for a, b in zip(other.env.obs_queue, env.env.obs_queue, strict=True)
+    )
 
 
 class KeepsAnObject(gym.Wrapper):
