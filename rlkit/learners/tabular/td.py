@@ -137,7 +137,11 @@ class TDLearner(AbstractLearner):
         return f"{type(self).__name__}({self.approximator!r}, gamma={self.gamma}, n={self.n})"
 
     def __call__(self, env: AbstractEnv) -> Any:
-        return self.approximator.table[env.state]  # = approximator.q(env.state), one call less
+        try:
+            return self.approximator.table[env.state]  # = approximator.q(env.state), one call less
+        except (IndexError, TypeError, ValueError):
+            self.approximator.check_state(env.state)  # names the state and the valid range
+            raise
 
     # ---- one n-step update: transition tau with the window [tau, h) of the trajectory ----
     def _update_window(
@@ -424,14 +428,17 @@ def _(
     # Same arithmetic as approximator.update, with Python floats: max() of a short list and
     # row.item() are several times cheaper than ndarray.max() and numpy scalars.
     table = approximator.table
-    row = table[trajectory.state[-1]]
+    state = trajectory.state[-1]
+    approximator.check_state(state)  # -1 would silently update the last row
+    row = table[state]
     action = trajectory.action[-1]
     if trajectory.terminal[-1]:
         target = trajectory.reward[-1]
     else:
-        target = trajectory.reward[-1] + learner.gamma * max(
-            table[trajectory.next_state[-1]].tolist()
-        )
+        next_state = trajectory.next_state[-1]
+        approximator.check_state(next_state)
+        target = trajectory.reward[-1] + learner.gamma * max(table[next_state].tolist())
+    approximator.check_target(state, target)
     old = row.item(action)
     error = target - old
     row[action] = old + alpha * error
