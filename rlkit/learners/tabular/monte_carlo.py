@@ -16,7 +16,6 @@ returns are used like any other. Prefer termination, or a time limit long enough
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from typing import Any
 
