@@ -191,7 +191,9 @@ class TensorBoardLogger(AbstractLogger):
     PostEpisode at most every ``flush_every_s`` seconds and closed at PostExperiment (a later run
     opens a new event file in the same ``logdir``; TensorBoard shows them as one run). A logger
     restored with ``load_state_dict`` purges events at or after its restored step, so a resumed
-    run does not show the steps after the checkpoint twice.
+    run does not show the steps after the checkpoint twice; a fresh logger purges the events
+    earlier runs left in ``logdir`` (a run restarted from scratch in the same folder replaces
+    them rather than showing its steps twice).
 
     Needs the ``tensorboard`` package: ``pip install "rlkit[logging]"``.
 
@@ -219,7 +221,9 @@ class TensorBoardLogger(AbstractLogger):
             )
         self.flush_every_s = float(flush_every_s)
         self.writer: Any = None
-        self._purge_step: int | None = None
+        # A fresh logger replaces what an earlier run (e.g. one killed before its first
+        # checkpoint) left in logdir: TensorBoard hides those events (purge from step 0).
+        self._purge_step: int | None = 0
         self._last_flush = 0.0
 
     def __repr__(self) -> str:
