@@ -37,6 +37,7 @@ import torch
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
+from rlkit.core.checks import non_negative_int
 from rlkit.core.seeding import int_seed, spawn_seeds
 
 __all__ = [
@@ -66,16 +67,9 @@ class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
 
     def __init__(self, epsilon: float = 0.1, *, random_steps: int = 0, **kwargs: Any) -> None:
         super().__init__(epsilon, **kwargs)
-        if (
-            isinstance(random_steps, bool)
-            or not isinstance(random_steps, (int, np.integer))
-            or random_steps < 0
-        ):
-            raise ValueError(
-                f"RandomWarmupEpsilonGreedy: random_steps must be a non-negative int, got "
-                f"{random_steps!r}"
-            )
-        self.random_steps = int(random_steps)
+        self.random_steps = non_negative_int(
+            "RandomWarmupEpsilonGreedy", "random_steps", random_steps
+        )
 
     def __repr__(self) -> str:
         base = super().__repr__().removeprefix("EpsilonGreedyExplorer(")

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..core.checks import exactly_one_of, finite_float, optional_positive_int
 from ..core.dispatch import statistics
 from ..core.interfaces import AbstractApproximator
 
@@ -123,12 +124,8 @@ class NeuralNetworkApproximator(AbstractApproximator):
         name = type(self).__name__
         if not isinstance(model, nn.Module):
             raise TypeError(f"{name}: model must be a torch.nn.Module, got {type(model).__name__}")
-        if max_grad_norm is not None and not (
-            isinstance(max_grad_norm, (int, float)) and max_grad_norm > 0
-        ):
-            raise ValueError(
-                f"{name}: max_grad_norm must be a positive number or None, got {max_grad_norm!r}"
-            )
+        if max_grad_norm is not None:
+            finite_float(name, "max_grad_norm", max_grad_norm, low=0, low_open=True)
         self.device = resolve_device(device, name)
         self.model = model.to(self.device)
         self.optimizer = _make_optimizer(optimizer, self.model, name)
@@ -279,19 +276,10 @@ class TargetNetwork(AbstractApproximator):
                 f"TargetNetwork: network must be a torch.nn.Module or a "
                 f"NeuralNetworkApproximator, got {type(network).__name__}"
             )
-        if (sync_every is None) == (tau is None):
-            raise ValueError(
-                f"TargetNetwork: give exactly one of sync_every (hard sync every n updates) or "
-                f"tau (Polyak averaging), got sync_every={sync_every!r}, tau={tau!r}"
-            )
-        if sync_every is not None and (
-            isinstance(sync_every, bool) or not isinstance(sync_every, int) or sync_every < 1
-        ):
-            raise ValueError(
-                f"TargetNetwork: sync_every must be a positive integer, got {sync_every!r}"
-            )
-        if tau is not None and not (isinstance(tau, (int, float)) and 0 < tau <= 1):
-            raise ValueError(f"TargetNetwork: tau must be in (0, 1], got {tau!r}")
+        exactly_one_of("TargetNetwork", sync_every=sync_every, tau=tau)
+        sync_every = optional_positive_int("TargetNetwork", "sync_every", sync_every)
+        if tau is not None:
+            finite_float("TargetNetwork", "tau", tau, low=0, high=1, low_open=True)
         self.source = source
         self.sync_every = sync_every
         self.tau = None if tau is None else float(tau)
@@ -444,10 +432,7 @@ def q_network(
         raise TypeError(f"q_network: state_space must be a gymnasium Box, got {state_space}")
     if not isinstance(action_space, gym.spaces.Discrete):
         raise TypeError(f"q_network: action_space must be gymnasium Discrete, got {action_space}")
-    if n_quantiles is not None and (
-        isinstance(n_quantiles, bool) or not isinstance(n_quantiles, int) or n_quantiles < 1
-    ):
-        raise ValueError(f"q_network: n_quantiles must be a positive integer, got {n_quantiles!r}")
+    n_quantiles = optional_positive_int("q_network", "n_quantiles", n_quantiles)
     if dueling and n_quantiles is not None:
         raise ValueError("q_network: dueling heads are not supported with n_quantiles")
     shape = state_space.shape

@@ -11,21 +11,15 @@ step size of the n-th update of an entry is 1/n; the counts are kept in ``.count
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from ..core.checks import finite_float, positive_int
 from ..core.interfaces import AbstractApproximator
 
 __all__ = ["TabularQApproximator", "TabularVApproximator"]
-
-
-def _positive_int(owner: str, what: str, n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{owner}: {what} must be a positive int, got {n!r}")
-    return int(n)
 
 
 def _discrete_n(owner: str, what: str, space: gym.spaces.Discrete) -> int:
@@ -51,7 +45,7 @@ def _state_shape(owner: str, n_states: Any) -> tuple[int, ...]:
         raise ValueError(
             f"{owner} needs a Discrete (or Tuple of Discrete) state space, got {n_states}"
         )
-    return (_positive_int(owner, "n_states", n_states),)
+    return (positive_int(owner, "n_states", n_states),)
 
 
 def _action_count(owner: str, n_actions: Any) -> int:
@@ -59,31 +53,13 @@ def _action_count(owner: str, n_actions: Any) -> int:
         return _discrete_n(owner, "action space", n_actions)
     if isinstance(n_actions, gym.Space):
         raise ValueError(f"{owner} needs a Discrete action space, got {n_actions}")
-    return _positive_int(owner, "n_actions", n_actions)
-
-
-def _check_init(owner: str, init: Any) -> float:
-    if (
-        isinstance(init, bool)
-        or not isinstance(init, (int, float, np.integer, np.floating))
-        or not math.isfinite(init)
-    ):
-        raise ValueError(f"{owner}: init must be a finite number, got {init!r}")
-    return float(init)
+    return positive_int(owner, "n_actions", n_actions)
 
 
 def _check_step_size(owner: str, step_size: Any) -> float | None:
     if step_size is None:
         return None
-    if (
-        isinstance(step_size, bool)
-        or not isinstance(step_size, (int, float, np.integer, np.floating))
-        or not 0.0 < step_size <= 1.0
-    ):
-        raise ValueError(
-            f"{owner}: step_size must be in (0, 1] (or None for sample averages), got {step_size!r}"
-        )
-    return float(step_size)
+    return finite_float(owner, "step_size", step_size, low=0, high=1, low_open=True)
 
 
 def _is_index(value: Any) -> bool:
@@ -102,7 +78,7 @@ class _Table(AbstractApproximator):
 
     def _setup(self, shape: tuple[int, ...], init: Any, step_size: Any) -> None:
         owner = type(self).__name__
-        self.init = _check_init(owner, init)
+        self.init = finite_float(owner, "init", init)
         self.step_size = _check_step_size(owner, step_size)
         self.table = np.full(shape, self.init, dtype=np.float64)
         self.counts = None if self.step_size is not None else np.zeros(shape, dtype=np.int64)

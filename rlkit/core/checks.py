@@ -29,6 +29,7 @@ __all__ = [
     "is_real",
     "positive_int",
     "non_negative_int",
+    "int_at_least",
     "optional_positive_int",
     "unit_interval",
     "finite_float",
@@ -88,6 +89,22 @@ def non_negative_int(owner: str, name: str, value: Any) -> int:
     return int(value)
 
 
+def int_at_least(owner: str, name: str, value: Any, minimum: int) -> int:
+    """``value`` as an ``int`` if it is an integer >= ``minimum``.
+
+    Example:
+        >>> int_at_least("GamblersProblemEnv", "goal", 1, 2)
+        Traceback (most recent call last):
+        ...
+        ValueError: GamblersProblemEnv: goal must be an integer >= 2, got 1
+    """
+    if not is_int(value):
+        _fail(owner, name, f"an integer >= {minimum}", value, ArgumentTypeError)
+    if value < minimum:
+        _fail(owner, name, f"an integer >= {minimum}", value)
+    return int(value)
+
+
 def unit_interval(owner: str, name: str, value: Any) -> float:
     """``value`` as a ``float`` if it is a real number in [0, 1]."""
     if not is_real(value):
@@ -129,7 +146,9 @@ def _range_text(low: float | None, high: float | None, low_open: bool) -> str:
     if low is None and high is None:
         return "a finite number"
     left = "(" if low_open else "["
-    return f"a finite number in {left}{'-inf' if low is None else low}, {high or 'inf'}]"
+    lo = "-inf" if low is None else low
+    hi = "inf" if high is None else high
+    return f"a finite number in {left}{lo}, {hi}]"
 
 
 def instance_of(owner: str, name: str, value: Any, types: type | tuple, expected: str) -> Any:

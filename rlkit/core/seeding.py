@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import non_negative_int
+
 __all__ = ["spawn_seeds", "spawn_generators", "int_seed"]
 
 
@@ -14,9 +16,7 @@ def spawn_seeds(seed: int | np.random.SeedSequence, n: int) -> list[np.random.Se
         >>> env_seed, policy_seed = spawn_seeds(42, 2)
     """
     if not isinstance(seed, np.random.SeedSequence):
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        seed = np.random.SeedSequence(int(seed))
+        seed = np.random.SeedSequence(non_negative_int("spawn_seeds", "seed", seed))
     return seed.spawn(n)
 
 

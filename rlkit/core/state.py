@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .checks import non_negative_int
+
 __all__ = [
     "get_state",
     "set_state",
@@ -221,12 +223,7 @@ def require_keys(owner: str, state: Any, *keys: str) -> None:
 
 def state_count(owner: str, state: dict[str, Any], key: str) -> int:
     """``state[key]``, which must be a non-negative integer (a counter)."""
-    value = state[key]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(
-            f"{owner}.load_state_dict: {key} must be a non-negative integer, got {value!r}"
-        )
-    return int(value)
+    return non_negative_int(f"{owner}.load_state_dict", key, state[key])
 
 
 def state_or_none(part: Any) -> Any:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .checks import callable_name, check_callable, positive_int
+from .checks import callable_name, check_callable, finite_float, positive_int
 from .dispatch import PlanStep, where
 from .interfaces import AbstractStopCondition, bind_check
 from .state import load_parts, require_keys, state_count, state_or_none
@@ -176,16 +176,7 @@ class StopAfterNoImprovement(AbstractStopCondition):
     def __init__(self, f: Callable[[], float], patience: int, min_delta: float = 0.0) -> None:
         self.f = check_callable("StopAfterNoImprovement", "f", f, "f() -> float")
         self.patience = positive_int("StopAfterNoImprovement", "patience", patience)
-        if (
-            isinstance(min_delta, bool)
-            or not isinstance(min_delta, (int, float))
-            or not min_delta >= 0
-            or math.isinf(min_delta)
-        ):
-            raise ValueError(
-                f"StopAfterNoImprovement: min_delta must be a finite number >= 0, got {min_delta!r}"
-            )
-        self.min_delta = float(min_delta)
+        self.min_delta = finite_float("StopAfterNoImprovement", "min_delta", min_delta, low=0)
         self.best = -math.inf
         self.bad_episodes = 0
 
@@ -236,16 +227,7 @@ class StopAfterNSeconds(AbstractStopCondition):
     """
 
     def __init__(self, seconds: float) -> None:
-        if (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, (int, float))
-            or not seconds > 0
-            or math.isinf(seconds)
-        ):
-            raise ValueError(
-                f"StopAfterNSeconds: seconds must be a finite number > 0, got {seconds!r}"
-            )
-        self.seconds = float(seconds)
+        self.seconds = finite_float("StopAfterNSeconds", "seconds", seconds, low=0, low_open=True)
         self.elapsed = 0.0
         self._elapsed_before_run = 0.0
         self._run_start = time.perf_counter()

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import positive_int
 from ..core.dispatch import greedy
 from ..core.run import run
 from ..core.seeding import int_seed, spawn_seeds
@@ -47,10 +48,7 @@ def evaluate(
         >>> len(result.returns), result.mean > 0
         (5, True)
     """
-    if isinstance(n_episodes, bool) or not isinstance(n_episodes, (int, np.integer)):
-        raise ValueError(f"evaluate: n_episodes must be a positive integer, got {n_episodes!r}")
-    if n_episodes < 1:
-        raise ValueError(f"evaluate: n_episodes must be a positive integer, got {n_episodes!r}")
+    n_episodes = positive_int("evaluate", "n_episodes", n_episodes)
     if seed is None:
         env_seed, explorer_seed = None, None
     else:

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.checks import exactly_one_of, optional_positive_int, positive_int
 from ..core.dispatch import greedy
 from ..core.interfaces import AbstractEnv, AbstractHook
 from .evaluate import evaluate
@@ -89,22 +90,14 @@ class EvaluationHook(AbstractHook):
                 f"EvaluationHook: env must be an rk.AbstractEnv (wrap gymnasium envs with "
                 f"rk.GymEnv), got {type(env).__name__}: {env!r}"
             )
-        if (every_n_steps is None) == (every_n_episodes is None):
-            raise ValueError(
-                f"EvaluationHook: give exactly one of every_n_steps and every_n_episodes, got "
-                f"every_n_steps={every_n_steps!r}, every_n_episodes={every_n_episodes!r}"
-            )
-        for name, value in (
-            ("every_n_steps", every_n_steps),
-            ("every_n_episodes", every_n_episodes),
-            ("n_episodes", n_episodes),
-        ):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise ValueError(
-                    f"EvaluationHook: {name} must be a positive integer, got {value!r}"
-                )
+        exactly_one_of(
+            "EvaluationHook", every_n_steps=every_n_steps, every_n_episodes=every_n_episodes
+        )
+        every_n_steps = optional_positive_int("EvaluationHook", "every_n_steps", every_n_steps)
+        every_n_episodes = optional_positive_int(
+            "EvaluationHook", "every_n_episodes", every_n_episodes
+        )
+        n_episodes = positive_int("EvaluationHook", "n_episodes", n_episodes)
         self.env = env
         self.every_n_steps = every_n_steps
         self.every_n_episodes = every_n_episodes

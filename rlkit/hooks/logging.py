@@ -34,6 +34,7 @@ import os
 import time
 from typing import Any
 
+from ..core.checks import finite_float, optional_positive_int
 from ..core.dispatch import collect_statistics
 from ..core.interfaces import AbstractHook
 
@@ -41,15 +42,6 @@ __all__ = ["AbstractLogger", "TensorBoardLogger", "CSVLogger", "JSONLinesLogger"
 
 #: The columns of :class:`CSVLogger` (and the keys of every episode record), in order.
 EPISODE_FIELDS = ("episode", "return", "length", "total_steps", "wall_time_s")
-
-
-def _check_every(owner: str, name: str, value: Any, allow_none: bool = True) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        expected = "a positive integer" + (" or None" if allow_none else "")
-        raise ValueError(f"{owner}: {name} must be {expected}, got {value!r}")
-    return value
 
 
 class AbstractLogger(AbstractHook):
@@ -72,7 +64,9 @@ class AbstractLogger(AbstractHook):
 
     def __init__(self, *, stats_every_n_steps: int | None = None) -> None:
         name = type(self).__name__
-        self.stats_every_n_steps = _check_every(name, "stats_every_n_steps", stats_every_n_steps)
+        self.stats_every_n_steps = optional_positive_int(
+            name, "stats_every_n_steps", stats_every_n_steps
+        )
         self.total_steps = 0
         self.episodes = 0
         self.episode_return = 0.0
@@ -214,12 +208,9 @@ class TensorBoardLogger(AbstractLogger):
         super().__init__(stats_every_n_steps=stats_every_n_steps)
         self._writer_class = _summary_writer_class()
         self.logdir = os.fspath(logdir)
-        if not (isinstance(flush_every_s, (int, float)) and flush_every_s >= 0):
-            raise ValueError(
-                f"TensorBoardLogger: flush_every_s must be a non-negative number of seconds, "
-                f"got {flush_every_s!r}"
-            )
-        self.flush_every_s = float(flush_every_s)
+        self.flush_every_s = finite_float(
+            "TensorBoardLogger", "flush_every_s", flush_every_s, low=0
+        )
         self.writer: Any = None
         # A fresh logger replaces what an earlier run (e.g. one killed before its first
         # checkpoint) left in logdir: TensorBoard hides those events (purge from step 0).

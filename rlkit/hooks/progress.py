@@ -11,6 +11,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from ..core.checks import positive_int
 from ..core.interfaces import AbstractHook
 
 __all__ = ["ProgressBar"]
@@ -58,10 +59,7 @@ class ProgressBar(AbstractHook):
         file: Any = None,
     ) -> None:
         self._tqdm_std = tqdm
-        if isinstance(mean_window, bool) or not isinstance(mean_window, int) or mean_window < 1:
-            raise ValueError(
-                f"ProgressBar: mean_window must be a positive integer, got {mean_window!r}"
-            )
+        mean_window = positive_int("ProgressBar", "mean_window", mean_window)
         if stop_condition is not None and not callable(getattr(stop_condition, "progress", None)):
             raise TypeError(
                 f"ProgressBar: stop_condition must have a progress() method (an "

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import finite_float, non_negative_int, positive_int, unit_interval
 from ..core.dispatch import statistics
 
 __all__ = [
@@ -115,16 +116,6 @@ def _embed(n: int, legal: np.ndarray | None, p: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_unit(owner: str, name: str, value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not 0.0 <= value <= 1.0
-    ):
-        raise ValueError(f"{owner}: {name} must be in [0, 1], got {value!r}")
-    return float(value)
-
-
 # ---------------------------------------------------------------------------------------------
 
 
@@ -182,20 +173,12 @@ class EpsilonGreedyExplorer(AbstractExplorer):
         if kind not in self._KINDS:
             raise ValueError(f"{name}: kind must be one of {self._KINDS}, got {kind!r}")
         self.kind = kind
-        epsilon = _check_unit(name, "epsilon", epsilon)
-        self.epsilon_start = _check_unit(name, "epsilon_start", epsilon_start)
+        epsilon = unit_interval(name, "epsilon", epsilon)
+        self.epsilon_start = unit_interval(name, "epsilon_start", epsilon_start)
         self.epsilon_end = (
-            epsilon if epsilon_end is None else _check_unit(name, "epsilon_end", epsilon_end)
+            epsilon if epsilon_end is None else unit_interval(name, "epsilon_end", epsilon_end)
         )
-        if (
-            isinstance(warmup_steps, bool)
-            or not isinstance(warmup_steps, (int, np.integer))
-            or warmup_steps < 0
-        ):
-            raise ValueError(
-                f"{name}: warmup_steps must be a non-negative int, got {warmup_steps!r}"
-            )
-        self.warmup_steps = int(warmup_steps)
+        self.warmup_steps = non_negative_int(name, "warmup_steps", warmup_steps)
         if kind == "constant":
             if decay_steps is not None:
                 raise ValueError(
@@ -204,15 +187,7 @@ class EpsilonGreedyExplorer(AbstractExplorer):
                 )
             self.decay_steps = None
         else:
-            if (
-                isinstance(decay_steps, bool)
-                or not isinstance(decay_steps, (int, np.integer))
-                or decay_steps < 1
-            ):
-                raise ValueError(
-                    f"{name}: kind={kind!r} needs decay_steps, a positive int, got {decay_steps!r}"
-                )
-            self.decay_steps = int(decay_steps)
+            self.decay_steps = positive_int(name, "decay_steps", decay_steps)
         self._constant = kind == "constant"
         self._epsilon = epsilon
         self.step = 0
@@ -355,22 +330,11 @@ class UCBExplorer(AbstractExplorer):
 
     def __init__(self, c: float = 2.0, *, n_actions: int | None = None, seed: Seed = None):
         name = type(self).__name__
-        if (
-            isinstance(c, bool)
-            or not isinstance(c, (int, float, np.integer, np.floating))
-            or not (0.0 <= c < math.inf)
-        ):
-            raise ValueError(f"{name}: c must be a finite number >= 0, got {c!r}")
-        self.c = float(c)
+        self.c = finite_float(name, "c", c, low=0)
         self.counts: np.ndarray | None = None
         if n_actions is not None:
-            if (
-                isinstance(n_actions, bool)
-                or not isinstance(n_actions, (int, np.integer))
-                or n_actions < 1
-            ):
-                raise ValueError(f"{name}: n_actions must be a positive int, got {n_actions!r}")
-            self.counts = np.zeros(int(n_actions), dtype=np.int64)
+            n_actions = positive_int(name, "n_actions", n_actions)
+            self.counts = np.zeros(n_actions, dtype=np.int64)
         self.t = 0
         self.rng = np.random.default_rng(seed)
 
@@ -442,15 +406,9 @@ class SoftmaxExplorer(AbstractExplorer):
     """
 
     def __init__(self, temperature: float = 1.0, seed: Seed = None) -> None:
-        if (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, (int, float, np.integer, np.floating))
-            or not (0.0 < temperature < math.inf)
-        ):
-            raise ValueError(
-                f"SoftmaxExplorer: temperature must be a finite number > 0, got {temperature!r}"
-            )
-        self.temperature = float(temperature)
+        self.temperature = finite_float(
+            "SoftmaxExplorer", "temperature", temperature, low=0, low_open=True
+        )
         self.rng = np.random.default_rng(seed)
 
     def __repr__(self) -> str:

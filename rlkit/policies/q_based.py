@@ -9,6 +9,7 @@ import numpy as np
 from ..core.dispatch import forward, greedy, update
 from ..core.interfaces import AbstractEnv, AbstractLearner, AbstractPolicy, AbstractTrajectory
 from ..core.stages import AbstractStage
+from ..core.state import get_state
 from .explorers import AbstractExplorer, GreedyExplorer
 
 __all__ = ["QBasedPolicy"]
@@ -67,22 +68,12 @@ class QBasedPolicy(AbstractPolicy):
 
     def state_dict(self) -> dict[str, Any]:
         """The learner's and the explorer's state, for checkpoints."""
-        return {"learner": _state_of(self.learner), "explorer": self.explorer.state_dict()}
+        return {"learner": get_state(self.learner), "explorer": self.explorer.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state saved by :meth:`state_dict`."""
         self.learner.load_state_dict(state["learner"])
         self.explorer.load_state_dict(state["explorer"])
-
-
-def _state_of(learner: Any) -> dict[str, Any]:
-    state_dict = getattr(learner, "state_dict", None)
-    if state_dict is None:
-        raise TypeError(
-            f"{type(learner).__name__} has no state_dict(); a learner must implement "
-            f"state_dict() and load_state_dict(state) to be checkpointed"
-        )
-    return state_dict()
 
 
 # ---- every stage: learning is the learner's ----

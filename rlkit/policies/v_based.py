@@ -8,7 +8,7 @@ from typing import Any
 from ..core.dispatch import forward, update
 from ..core.interfaces import AbstractEnv, AbstractLearner, AbstractPolicy, AbstractTrajectory
 from ..core.stages import AbstractStage
-from .q_based import _state_of
+from ..core.state import get_state
 
 __all__ = ["VBasedPolicy"]
 
@@ -64,7 +64,7 @@ class VBasedPolicy(AbstractPolicy):
         taken to be stateless)."""
         mapper_state = getattr(self.mapper, "state_dict", None)
         return {
-            "learner": _state_of(self.learner),
+            "learner": get_state(self.learner),
             "mapper": None if mapper_state is None else mapper_state(),
         }
 

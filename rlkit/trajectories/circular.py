@@ -7,6 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.checks import positive_int
 from ..core.dispatch import update
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
 from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
@@ -63,12 +64,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         action_dtype: Any = None,
     ) -> None:
         name = type(self).__name__
-        if (
-            isinstance(capacity, bool)
-            or not isinstance(capacity, (int, np.integer))
-            or capacity < 1
-        ):
-            raise ValueError(f"{name}: capacity must be a positive integer, got {capacity!r}")
+        capacity = positive_int(name, "capacity", capacity)
         if state_space is None and state_shape is None:
             raise ValueError(
                 f"{name}: give state_space (a gymnasium space, e.g. env.state_space) or state_shape"

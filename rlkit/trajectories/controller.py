@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from ..core.checks import int_at_least
 
 __all__ = ["InsertSampleRatioController"]
+
+_NAME = "InsertSampleRatioController"
 
 
 class InsertSampleRatioController:
@@ -29,9 +31,9 @@ class InsertSampleRatioController:
     """
 
     def __init__(self, warmup_steps: int = 1000, update_every: int = 1, n_updates: int = 1) -> None:
-        self.warmup_steps = _int_at_least("warmup_steps", warmup_steps, 0)
-        self.update_every = _int_at_least("update_every", update_every, 1)
-        self.n_updates = _int_at_least("n_updates", n_updates, 1)
+        self.warmup_steps = int_at_least(_NAME, "warmup_steps", warmup_steps, 0)
+        self.update_every = int_at_least(_NAME, "update_every", update_every, 1)
+        self.n_updates = int_at_least(_NAME, "n_updates", n_updates, 1)
         self.n_steps = 0  # environment steps counted so far
         self.n_gradient_steps = 0  # gradient steps granted so far
 
@@ -69,11 +71,3 @@ class InsertSampleRatioController:
                 )
         self.n_steps = int(state["n_steps"])
         self.n_gradient_steps = int(state["n_gradient_steps"])
-
-
-def _int_at_least(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(
-            f"InsertSampleRatioController: {name} must be an integer >= {low}, got {value!r}"
-        )
-    return int(value)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import positive_int
 from ..core.dispatch import update
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
 from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
@@ -36,12 +37,7 @@ class VectorSARTTrajectory(AbstractTrajectory):
     traces = TRACES
 
     def __init__(self, max_episodes: int = 1) -> None:
-        if isinstance(max_episodes, bool) or not isinstance(max_episodes, int) or max_episodes < 1:
-            raise ValueError(
-                f"VectorSARTTrajectory: max_episodes must be a positive integer, got "
-                f"{max_episodes!r}"
-            )
-        self.max_episodes = max_episodes
+        self.max_episodes = positive_int("VectorSARTTrajectory", "max_episodes", max_episodes)
         self.clear()
 
     def __repr__(self) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.checks import finite_float, positive_int, unit_interval
 from .circular import CircularArraySARTTrajectory
 from .sum_tree import SumTree
 
@@ -69,20 +70,11 @@ class PrioritizedCircularArraySARTTrajectory(CircularArraySARTTrajectory):
             action_dtype=action_dtype,
         )
         name = type(self).__name__
-        _check_number(name, "alpha", alpha, 0.0, np.inf)
-        _check_number(name, "beta", beta, 0.0, 1.0)
-        _check_number(name, "beta_end", beta_end, 0.0, 1.0)
-        _check_number(name, "epsilon", epsilon, 0.0, np.inf)
-        if not epsilon > 0:
-            raise ValueError(f"{name}: epsilon must be > 0, got {epsilon!r}")
-        if isinstance(beta_steps, bool) or not isinstance(beta_steps, (int, np.integer)):
-            raise ValueError(f"{name}: beta_steps must be a positive integer, got {beta_steps!r}")
-        if beta_steps < 1:
-            raise ValueError(f"{name}: beta_steps must be a positive integer, got {beta_steps!r}")
-        self.alpha = float(alpha)
-        self.beta_start = float(beta)
-        self.beta_end = float(beta_end)
-        self.beta_steps = int(beta_steps)
+        self.alpha = finite_float(name, "alpha", alpha, low=0)
+        self.beta_start = unit_interval(name, "beta", beta)
+        self.beta_end = unit_interval(name, "beta_end", beta_end)
+        epsilon = finite_float(name, "epsilon", epsilon, low=0, low_open=True)
+        self.beta_steps = positive_int(name, "beta_steps", beta_steps)
         self.epsilon = float(epsilon)
         self.n_sampled = 0  # calls of sample_indices so far: the position in the beta schedule
         self.tree = SumTree(self.capacity)
@@ -206,13 +198,3 @@ class PrioritizedCircularArraySARTTrajectory(CircularArraySARTTrajectory):
         self.tree = tree
         self._set_max_priority(state["max_priority"])
         self.n_sampled = int(state["n_sampled"])
-
-
-def _check_number(owner: str, name: str, value: Any, low: float, high: float) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float, np.integer, np.floating))
-        or not low <= value <= high
-    ):
-        bounds = f"[{low}, {high}]" if high != np.inf else f">= {low}"
-        raise ValueError(f"{owner}: {name} must be a number {bounds}, got {value!r}")

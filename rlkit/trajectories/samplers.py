@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import check_gamma, positive_int
 from .circular import CircularArraySARTTrajectory
 
 __all__ = ["BatchSampler", "NStepBatchSampler"]
@@ -45,7 +46,7 @@ class BatchSampler:
         *,
         seed: int | np.random.SeedSequence | np.random.Generator | None = None,
     ) -> None:
-        self.batch_size = _positive_int(type(self).__name__, "batch_size", batch_size)
+        self.batch_size = positive_int(type(self).__name__, "batch_size", batch_size)
         self.rng = np.random.default_rng(seed)
 
     def __repr__(self) -> str:
@@ -65,7 +66,7 @@ class BatchSampler:
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """The slots (and importance weights) of ``n_batches`` batches drawn one after the other,
         concatenated."""
-        if _positive_int(type(self).__name__, "n_batches", n_batches) == 1:
+        if positive_int(type(self).__name__, "n_batches", n_batches) == 1:
             return trajectory.sample_indices(self.batch_size, self.rng)
         draws = [trajectory.sample_indices(self.batch_size, self.rng) for _ in range(n_batches)]
         indices = np.concatenate([d[0] for d in draws])
@@ -125,14 +126,8 @@ class NStepBatchSampler(BatchSampler):
     ) -> None:
         super().__init__(batch_size, seed=seed)
         name = type(self).__name__
-        self.n = _positive_int(name, "n", n)
-        if (
-            isinstance(gamma, bool)
-            or not isinstance(gamma, (int, float, np.integer, np.floating))
-            or not 0.0 <= gamma <= 1.0
-        ):
-            raise ValueError(f"{name}: gamma must be in [0, 1], got {gamma!r}")
-        self.gamma = float(gamma)
+        self.n = positive_int(name, "n", n)
+        self.gamma = check_gamma(name, gamma)
         self._steps = np.arange(self.n)
         self._discounts = self.gamma ** np.arange(self.n, dtype=np.float64)
 
@@ -195,12 +190,6 @@ def _batch(
     if weights is not None:
         batch["weights"] = weights
     return batch
-
-
-def _positive_int(owner: str, name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _check_same(owner: Any, state: dict[str, Any], **settings: Any) -> None:

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import positive_int
+
 __all__ = ["SumTree"]
 
 _INF = float("inf")
@@ -34,13 +36,7 @@ class SumTree:
     """
 
     def __init__(self, capacity: int) -> None:
-        if (
-            isinstance(capacity, bool)
-            or not isinstance(capacity, (int, np.integer))
-            or capacity < 1
-        ):
-            raise ValueError(f"SumTree: capacity must be a positive integer, got {capacity!r}")
-        self.capacity = int(capacity)
+        self.capacity = positive_int("SumTree", "capacity", capacity)
         self._size = 1 << (self.capacity - 1).bit_length()  # leaves: a power of two >= capacity
         self._depth = self._size.bit_length() - 1
         self._tree = np.zeros(2 * self._size, np.float64)

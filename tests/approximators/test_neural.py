@@ -91,7 +91,7 @@ def test_bad_arguments_are_rejected_with_clear_messages():
     other = nn.Linear(2, 2)
     with pytest.raises(ValueError, match="model's own parameters"):
         rk.NeuralNetworkApproximator(small_net(), torch.optim.SGD(other.parameters(), lr=0.1))
-    with pytest.raises(ValueError, match="max_grad_norm must be a positive number"):
+    with pytest.raises(ValueError, match="max_grad_norm must be a positive finite number"):
         rk.NeuralNetworkApproximator(small_net(), sgd(), max_grad_norm=-1.0)
     with pytest.raises(ValueError, match="device must be"):
         rk.NeuralNetworkApproximator(small_net(), sgd(), device="tpu-of-dreams")
@@ -200,7 +200,7 @@ def test_target_network_arguments_are_checked():
         rk.TargetNetwork(nn.Linear(1, 1), sync_every=2, tau=0.1)
     with pytest.raises(ValueError, match="sync_every must be a positive integer"):
         rk.TargetNetwork(nn.Linear(1, 1), sync_every=0)
-    with pytest.raises(ValueError, match=r"tau must be in \(0, 1\]"):
+    with pytest.raises(ValueError, match=r"TargetNetwork: tau must be a finite number in \(0, 1\]"):
         rk.TargetNetwork(nn.Linear(1, 1), tau=1.5)
     with pytest.raises(TypeError, match="torch.nn.Module or a NeuralNetworkApproximator"):
         rk.TargetNetwork("net", tau=0.5)

@@ -71,7 +71,8 @@ def test_discrete_with_nonzero_start_is_rejected():
 
 @pytest.mark.parametrize("step_size", [-0.1, 0.0, 1.5, float("nan"), True, "0.1"])
 def test_bad_step_size(step_size):
-    with pytest.raises(ValueError, match=f"step_size must be in \\(0, 1\\].* got {step_size!r}"):
+    message = f"step_size must be a finite number in \\(0, 1\\], got {step_size!r}"
+    with pytest.raises(ValueError, match=message):
         TabularQApproximator(3, 2, step_size=step_size)
     with pytest.raises(ValueError, match="TabularVApproximator: step_size"):
         TabularVApproximator(3, step_size=step_size)
@@ -79,9 +80,9 @@ def test_bad_step_size(step_size):
 
 @pytest.mark.parametrize("n", [0, -3, 2.5, True, None])
 def test_bad_sizes(n):
-    with pytest.raises(ValueError, match=f"n_states must be a positive int, got {n!r}"):
+    with pytest.raises(ValueError, match=f"n_states must be a positive integer, got {n!r}"):
         TabularQApproximator(n, 2)
-    with pytest.raises(ValueError, match=f"n_actions must be a positive int, got {n!r}"):
+    with pytest.raises(ValueError, match=f"n_actions must be a positive integer, got {n!r}"):
         TabularQApproximator(2, n)
 
 

@@ -139,7 +139,7 @@ def test_no_improvement_rejects_bad_input():
         with pytest.raises(ValueError, match="patience must be a positive integer"):
             rk.StopAfterNoImprovement(lambda: 0.0, patience)
     for delta in (-0.1, math.nan, math.inf, "0.1", True):
-        with pytest.raises(ValueError, match="min_delta must be a finite number >= 0"):
+        with pytest.raises(ValueError, match="min_delta must be a non-negative finite number"):
             rk.StopAfterNoImprovement(lambda: 0.0, 2, min_delta=delta)
     stop = rk.StopAfterNoImprovement(lambda: "high", 2)
     with pytest.raises(TypeError, match="f\\(\\) must return a number, got str: 'high'"):
@@ -180,7 +180,8 @@ def test_seconds_as_part_of_a_composite_starts_with_the_run(countdown, clock):
 
 @pytest.mark.parametrize("seconds", [0, -1.0, math.inf, math.nan, "5", True, None])
 def test_stop_after_n_seconds_rejects_bad_seconds(seconds):
-    with pytest.raises(ValueError, match="StopAfterNSeconds: seconds must be a finite number > 0"):
+    message = "StopAfterNSeconds: seconds must be a positive finite number"
+    with pytest.raises(ValueError, match=message):
         rk.StopAfterNSeconds(seconds)
 
 

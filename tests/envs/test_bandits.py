@@ -138,11 +138,11 @@ def test_step_before_reset_raises():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"k": 0}, "k must be an integer >= 1, got 0"),
-        ({"walk_std": -0.1}, "walk_std must be a finite number >= 0, got -0.1"),
-        ({"q_std": "x"}, "q_std must be a finite number >= 0, got 'x'"),
-        ({"reward_std": float("nan")}, "reward_std must be a finite number >= 0"),
-        ({"mean": float("inf")}, "mean must be finite"),
+        ({"k": 0}, "MultiArmBanditsEnv: k must be a positive integer, got 0"),
+        ({"walk_std": -0.1}, "walk_std must be a non-negative finite number, got -0.1"),
+        ({"q_std": "x"}, "q_std must be a non-negative finite number, got 'x'"),
+        ({"reward_std": float("nan")}, "reward_std must be a non-negative finite number"),
+        ({"mean": float("inf")}, "mean must be a finite number, got inf"),
         ({"render_mode": "rgb_array"}, "render_mode must be None or one of"),
     ],
 )

@@ -176,8 +176,8 @@ def test_not_strict_clips_the_stake():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"p_heads": 1.5}, r"p_heads must be in \[0, 1\], got 1.5"),
-        ({"p_heads": "x"}, r"p_heads must be in \[0, 1\], got 'x'"),
+        ({"p_heads": 1.5}, r"GamblersProblemEnv: p_heads must be a number in \[0, 1\], got 1.5"),
+        ({"p_heads": "x"}, r"p_heads must be a number in \[0, 1\], got 'x'"),
         ({"goal": 1}, "goal must be an integer >= 2, got 1"),
         ({"render_mode": "human"}, "render_mode must be None or one of"),
     ],

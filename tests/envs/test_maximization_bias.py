@@ -192,9 +192,9 @@ def test_q_learning_shows_the_maximization_bias_of_figure_6_5():
     ("kwargs", "message"),
     [
         ({"n_b_actions": 1}, "n_b_actions must be an integer >= 2, got 1"),
-        ({"std": -1.0}, "std must be >= 0, got -1.0"),
+        ({"std": -1.0}, "std must be a non-negative finite number, got -1.0"),
         ({"mean": float("nan")}, "mean must be a finite number, got nan"),
-        ({"std": "wide"}, "std must be a finite number, got 'wide'"),
+        ({"std": "wide"}, "std must be a non-negative finite number, got 'wide'"),
         ({"render_mode": "human"}, "render_mode must be None or one of"),
     ],
 )

@@ -133,8 +133,8 @@ def test_numpy_integer_actions_are_accepted():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n_states": 0}, "n_states must be an integer >= 1, got 0"),
-        ({"n_states": 2.5}, "n_states must be an integer >= 1, got 2.5"),
+        ({"n_states": 0}, "RandomWalk1DEnv: n_states must be a positive integer, got 0"),
+        ({"n_states": 2.5}, "n_states must be a positive integer, got 2.5"),
         ({"rewards": (1.0,)}, r"rewards must be two numbers .* got \(1.0,\)"),
         ({"rewards": (0.0, float("inf"))}, "rewards must be finite"),
         ({"render_mode": "human"}, "render_mode must be None or one of"),

@@ -212,9 +212,9 @@ def test_state_dict_round_trip_continues_identically():
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({}, "give exactly one of every_n_steps and every_n_episodes"),
-        ({"every_n_steps": 5, "every_n_episodes": 5}, "give exactly one"),
-        ({"every_n_steps": 0}, "every_n_steps must be a positive integer, got 0"),
+        ({}, "exactly one of every_n_steps or every_n_episodes must be given"),
+        ({"every_n_steps": 5, "every_n_episodes": 5}, "exactly one of every_n_steps or every_n_ep"),
+        ({"every_n_steps": 0}, "every_n_steps must be a positive integer or None, got 0"),
         ({"every_n_episodes": 2.5}, "every_n_episodes must be a positive integer"),
         ({"every_n_steps": 5, "n_episodes": 0}, "n_episodes must be a positive integer"),
     ],

@@ -157,14 +157,14 @@ def test_warmup_keeps_start_during_sampling():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"epsilon": 1.5}, "epsilon must be in \\[0, 1\\], got 1.5"),
+        ({"epsilon": 1.5}, "epsilon must be a number in \\[0, 1\\], got 1.5"),
         ({"epsilon": -0.1}, "got -0.1"),
         ({"epsilon": float("nan")}, "got nan"),
         ({"epsilon": True}, "got True"),
         ({"kind": "linear", "decay_steps": 3, "epsilon_start": 2.0}, "epsilon_start .* got 2.0"),
         ({"kind": "linear", "decay_steps": 3, "epsilon_end": -1}, "epsilon_end .* got -1"),
         ({"kind": "cosine"}, "kind must be one of .* got 'cosine'"),
-        ({"kind": "linear"}, "decay_steps, a positive int, got None"),
+        ({"kind": "linear"}, "decay_steps must be a positive integer, got None"),
         ({"kind": "exp", "decay_steps": 0}, "got 0"),
         ({"decay_steps": 10}, "needs kind='linear'"),
         ({"kind": "linear", "decay_steps": 3, "warmup_steps": -1}, "warmup_steps .* got -1"),

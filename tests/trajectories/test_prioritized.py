@@ -31,14 +31,14 @@ def test_is_a_circular_trajectory():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"alpha": -0.1}, r"alpha must be a number >= 0.0, got -0.1"),
-        ({"beta": 1.5}, r"beta must be a number \[0.0, 1.0\], got 1.5"),
-        ({"beta_end": -1}, r"beta_end must be a number \[0.0, 1.0\], got -1"),
+        ({"alpha": -0.1}, r"alpha must be a non-negative finite number, got -0.1"),
+        ({"beta": 1.5}, r"beta must be a number in \[0, 1\], got 1.5"),
+        ({"beta_end": -1}, r"beta_end must be a number in \[0, 1\], got -1"),
         ({"beta_steps": 0}, r"beta_steps must be a positive integer, got 0"),
         ({"beta_steps": 10.0}, r"beta_steps must be a positive integer, got 10.0"),
-        ({"epsilon": 0.0}, r"epsilon must be > 0, got 0.0"),
-        ({"alpha": "0.6"}, r"alpha must be a number"),
-        ({"alpha": float("nan")}, r"alpha must be a number"),
+        ({"epsilon": 0.0}, r"epsilon must be a positive finite number, got 0.0"),
+        ({"alpha": "0.6"}, r"alpha must be a non-negative finite number"),
+        ({"alpha": float("nan")}, r"alpha must be a non-negative finite number"),
     ],
 )
 def test_bad_arguments(kwargs, message):

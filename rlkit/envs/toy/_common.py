@@ -7,6 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ...core.checks import is_int
 from ...core.interfaces import InvalidActionError
 from ...core.state import generator_state, set_generator_state
 
@@ -37,16 +38,6 @@ def check_render_mode(env: gym.Env, render_mode: str | None) -> str | None:
             f"{type(env).__name__}: render_mode must be None or one of {modes}, got {render_mode!r}"
         )
     return render_mode
-
-
-def positive_int(owner: str, name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{owner}: {name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def is_int(action: Any) -> bool:
-    return isinstance(action, (int, np.integer)) and not isinstance(action, bool)
 
 
 class ToyEnv(gym.Env):

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from ...core.checks import finite_float, is_int, positive_int
 from ...core.interfaces import InvalidActionError
-from ._common import ToyEnv, check_render_mode, is_int, positive_int, rng_state, set_rng_state
+from ._common import ToyEnv, check_render_mode, rng_state, set_rng_state
 
 __all__ = ["MultiArmBanditsEnv"]
+
+_NAME = "MultiArmBanditsEnv"
 
 
 class MultiArmBanditsEnv(ToyEnv):
@@ -58,14 +60,12 @@ class MultiArmBanditsEnv(ToyEnv):
         reward_std: float = 1.0,
         render_mode: str | None = None,
     ) -> None:
-        self.k = positive_int("MultiArmBanditsEnv", "k", k)
+        self.k = positive_int(_NAME, "k", k)
         self.stationary = bool(stationary)
-        self.walk_std = _non_negative("walk_std", walk_std)
-        self.q_std = _non_negative("q_std", q_std)
-        self.reward_std = _non_negative("reward_std", reward_std)
-        self.mean = float(mean)
-        if not math.isfinite(self.mean):
-            raise ValueError(f"MultiArmBanditsEnv: mean must be finite, got {mean!r}")
+        self.walk_std = finite_float(_NAME, "walk_std", walk_std, low=0)
+        self.q_std = finite_float(_NAME, "q_std", q_std, low=0)
+        self.reward_std = finite_float(_NAME, "reward_std", reward_std, low=0)
+        self.mean = finite_float(_NAME, "mean", mean)
         self.render_mode = check_render_mode(self, render_mode)
         self.n_states = 1
         self.n_actions = self.k
@@ -144,12 +144,3 @@ class MultiArmBanditsEnv(ToyEnv):
         self.last_reward = state["last_reward"]
         set_rng_state(self, state["rng"])
 
-
-def _non_negative(name: str, value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not (math.isfinite(number) and number >= 0.0):
-        raise ValueError(f"MultiArmBanditsEnv: {name} must be a finite number >= 0, got {value!r}")
-    return number

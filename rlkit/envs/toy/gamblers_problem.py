@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from ...core.checks import int_at_least, is_int, unit_interval
 from ...core.interfaces import InvalidActionError
-from ._common import Model, ModelEnv, check_render_mode, is_int, positive_int
+from ._common import Model, ModelEnv, check_render_mode
 
 __all__ = ["GamblersProblemEnv"]
 
@@ -68,14 +68,8 @@ class GamblersProblemEnv(ModelEnv):
         strict: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        try:
-            p = float(p_heads)
-        except (TypeError, ValueError):
-            p = math.nan
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"GamblersProblemEnv: p_heads must be in [0, 1], got {p_heads!r}")
-        self.p_heads = p
-        self.goal = positive_int("GamblersProblemEnv", "goal", goal, 2)
+        self.p_heads = unit_interval("GamblersProblemEnv", "p_heads", p_heads)
+        self.goal = int_at_least("GamblersProblemEnv", "goal", goal, 2)
         self.strict = bool(strict)
         self.render_mode = check_render_mode(self, render_mode)
         self.n_states = self.goal + 1

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ._common import Model, ModelEnv, check_render_mode, is_int
+from ...core.checks import is_int
+from ._common import Model, ModelEnv, check_render_mode
 
 __all__ = ["GridWorldEnv", "FIGURE_3_2", "FIGURE_3_5"]
 

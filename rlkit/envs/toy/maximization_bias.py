@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
+from ...core.checks import finite_float, int_at_least, is_int
 from ...core.interfaces import InvalidActionError
-from ._common import Model, ModelEnv, check_render_mode, is_int, positive_int
+from ._common import Model, ModelEnv, check_render_mode
 
 __all__ = ["MaximizationBiasEnv"]
 
@@ -70,10 +70,9 @@ class MaximizationBiasEnv(ModelEnv):
         strict: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        self.n_b_actions = positive_int("MaximizationBiasEnv", "n_b_actions", n_b_actions, 2)
-        self.mean, self.std = _finite("mean", mean), _finite("std", std)
-        if self.std < 0.0:
-            raise ValueError(f"MaximizationBiasEnv: std must be >= 0, got {std!r}")
+        self.n_b_actions = int_at_least("MaximizationBiasEnv", "n_b_actions", n_b_actions, 2)
+        self.mean = finite_float("MaximizationBiasEnv", "mean", mean)
+        self.std = finite_float("MaximizationBiasEnv", "std", std, low=0)
         self.strict = bool(strict)
         self.render_mode = check_render_mode(self, render_mode)
         self.n_states = 3
@@ -144,12 +143,3 @@ class MaximizationBiasEnv(ModelEnv):
             raise ValueError(f"MaximizationBiasEnv.load_state_dict: state {s} is not 0, 1 or 2")
         return s
 
-
-def _finite(name: str, value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number):
-        raise ValueError(f"MaximizationBiasEnv: {name} must be a finite number, got {value!r}")
-    return number

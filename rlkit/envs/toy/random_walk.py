@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ._common import Model, ModelEnv, check_render_mode, positive_int
+from ...core.checks import check_gamma, positive_int
+from ._common import Model, ModelEnv, check_render_mode
 
 __all__ = ["RandomWalk1DEnv"]
 
@@ -112,8 +113,7 @@ class RandomWalk1DEnv(ModelEnv):
         For the 5-state walk these are 1/6 .. 5/6, for the 19-state walk with rewards (-1, 1)
         -0.9 .. 0.9 (for ``gamma = 1``).
         """
-        if not 0.0 <= gamma <= 1.0:
-            raise ValueError(f"RandomWalk1DEnv.true_values: gamma must be in [0, 1], got {gamma}")
+        gamma = check_gamma("RandomWalk1DEnv.true_values", gamma)
         n = self.n_states + 2
         p_pi = np.zeros((n, n))
         r_pi = np.zeros(n)

@@ -27,6 +27,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ...core.checks import optional_positive_int
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
 from ...core.state import get_state, has_state
@@ -35,6 +36,8 @@ from .format import checked_format
 from .run_state import load_checkpoint, save_checkpoint
 
 __all__ = ["CheckpointHook"]
+
+_NAME = "CheckpointHook"
 
 
 
@@ -95,9 +98,9 @@ class CheckpointHook(AbstractHook):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         self.dir = Path(dir)
-        self.every_n_steps = _every("every_n_steps", every_n_steps)
-        self.every_n_episodes = _every("every_n_episodes", every_n_episodes)
-        self.keep_last = _every("keep_last", keep_last)
+        self.every_n_steps = optional_positive_int(_NAME, "every_n_steps", every_n_steps)
+        self.every_n_episodes = optional_positive_int(_NAME, "every_n_episodes", every_n_episodes)
+        self.keep_last = optional_positive_int(_NAME, "keep_last", keep_last)
         self.format = checked_format(format)
         self.metadata = dict(metadata or {})
         try:
@@ -213,16 +216,6 @@ class CheckpointHook(AbstractHook):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.steps = int(state["steps"])
         self.episodes = int(state["episodes"])
-
-
-def _every(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"CheckpointHook: {name} must be a positive integer or None, got {value!r}"
-        )
-    return value
 
 
 # ---- rk.run(..., resume_from=source): restore the saved run before it continues ----

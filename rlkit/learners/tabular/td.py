@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ...approximators.tabular import TabularQApproximator, TabularVApproximator
-from ...core.checks import check_gamma
+from ...core.checks import check_gamma, positive_int
 from ...core.dispatch import statistics, update
 from ...core.interfaces import AbstractEnv, AbstractLearner
 from ...core.stages import PostActStage, PreActStage
@@ -115,8 +115,7 @@ class TDLearner(AbstractLearner):
                 f"(use TDLearner(approximator, method={method!r}))"
             )
         gamma = check_gamma(name, gamma)
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"{name}: n must be an integer >= 1, got {n!r}")
+        n = positive_int(name, "n", n)
         if explorer is not None and not callable(getattr(explorer, "prob", None)):
             raise TypeError(
                 f"{name}: explorer must have a prob(values, mask=None) method (e.g. "

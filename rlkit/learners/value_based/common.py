@@ -30,6 +30,7 @@ from ...core.checks import check_gamma
 from ...core.dispatch import statistics, update
 from ...core.interfaces import AbstractEnv, AbstractLearner
 from ...core.stages import PostActStage, PreExperimentStage
+from ...core.state import state_or_none
 from ...trajectories.circular import CircularArraySARTTrajectory
 
 __all__ = [
@@ -440,8 +441,8 @@ class ValueBasedLearner(AbstractLearner):
         return {
             "approximator": self.approximator.state_dict(),
             "target": None if self.target is None else self.target.state_dict(),
-            "sampler": _state_of(self.sampler),
-            "controller": _state_of(self.controller),
+            "sampler": state_or_none(self.sampler),
+            "controller": state_or_none(self.controller),
             "env_steps": self.env_steps,
             "gradient_steps": self.gradient_steps,
             "loss": self.loss,
@@ -467,11 +468,6 @@ class ValueBasedLearner(AbstractLearner):
         self.loss = float(state["loss"])
         self._last_q = clone_tensors(state.get("last_q"))
         self._last_target = clone_tensors(state.get("last_target"))
-
-
-def _state_of(obj: Any) -> Any:
-    method = getattr(obj, "state_dict", None)
-    return method() if callable(method) else None
 
 
 def _load_state(obj: Any, state: Any, owner: str, part: str) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
+from ...core.checks import finite_float, positive_int
 from .common import TensorBatch, ValueBasedLearner, n_step_target
 
 __all__ = ["QRDQNLearner", "quantile_huber_loss"]
@@ -61,10 +62,8 @@ class QRDQNLearner(ValueBasedLearner):
         kappa: float = 1.0,
     ) -> None:
         name = type(self).__name__
-        if isinstance(n_quantiles, bool) or not isinstance(n_quantiles, int) or n_quantiles < 1:
-            raise ValueError(f"{name}: n_quantiles must be a positive integer, got {n_quantiles!r}")
-        if isinstance(kappa, bool) or not isinstance(kappa, (int, float)) or not kappa > 0:
-            raise ValueError(f"{name}: kappa must be a positive number, got {kappa!r}")
+        n_quantiles = positive_int(name, "n_quantiles", n_quantiles)
+        kappa = finite_float(name, "kappa", kappa, low=0, low_open=True)
         super().__init__(
             approximator,
             sampler=sampler,

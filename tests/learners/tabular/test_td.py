@@ -612,9 +612,9 @@ def test_statistics_report_the_last_td_error():
         ),
         ({"gamma": -0.1}, ValueError, r"gamma must be a number in \[0, 1\], got -0.1"),
         ({"gamma": "0.9"}, TypeError, "gamma must be a number"),
-        ({"n": 0}, ValueError, "QLearningLearner: n must be an integer >= 1, got 0"),
-        ({"n": 2.0}, ValueError, "n must be an integer >= 1, got 2.0"),
-        ({"n": True}, ValueError, "n must be an integer >= 1, got True"),
+        ({"n": 0}, ValueError, "QLearningLearner: n must be a positive integer, got 0"),
+        ({"n": 2.0}, ValueError, "n must be a positive integer, got 2.0"),
+        ({"n": True}, ValueError, "n must be a positive integer, got True"),
         (
             {"method": "q_learning"},
             ValueError,
