@@ -11,6 +11,7 @@ step size of the n-th update of an entry is 1/n; the counts are kept in ``.count
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym

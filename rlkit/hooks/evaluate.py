@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.checks import positive_int
 from ..core.dispatch import greedy
+from ..core.plan import evaluation_only
 from ..core.run import run
 from ..core.seeding import int_seed, spawn_seeds
 from ..core.stop_conditions import StopAfterNEpisodes
@@ -56,6 +57,7 @@ def evaluate(
         env_seed = int_seed(env_sequence)
     evaluated = greedy(policy, explorer_seed)
     env.reset(seed=env_seed)  # the run continues this fresh episode
-    hook = run(evaluated, env, StopAfterNEpisodes(int(n_episodes)), TotalRewardPerEpisode())
+    with evaluation_only():  # nothing is meant to learn here
+        hook = run(evaluated, env, StopAfterNEpisodes(int(n_episodes)), TotalRewardPerEpisode())
     returns = np.asarray(hook.rewards, dtype=np.float64)
     return EvaluationResult(float(returns.mean()), float(returns.std()), tuple(returns.tolist()))
