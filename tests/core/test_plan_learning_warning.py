@@ -35,5 +35,5 @@ def test_no_warning_with_an_agent_for_evaluation_or_without_a_learner():
         agent = rk.Agent(policy, rk.VectorSARTTrajectory())
         rk.run(agent, env, rk.StopAfterNSteps(50))
         assert np.any(policy.learner.approximator.table)
-        rk.evaluate(agent, rk.GymEnv("CliffWalking-v1", seed=1), 1)
+        rk.evaluate(agent, rk.GymEnv("CliffWalking-v1", seed=1, max_episode_steps=30), 1)
         rk.run(rk.RandomPolicy(seed=0), env, rk.StopAfterNSteps(5))
