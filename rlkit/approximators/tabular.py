@@ -63,6 +63,27 @@ def _check_step_size(owner: str, step_size: Any) -> float | None:
     return finite_float(owner, "step_size", step_size, low=0, high=1, low_open=True)
 
 
+def _fits(space: Any, shape: tuple[int, ...]) -> bool | None:
+    """Whether every element of ``space`` indexes a table of ``shape`` (None: not a gymnasium
+    space, nothing to check)."""
+    if not isinstance(space, gym.Space):
+        return None
+    if isinstance(space, gym.spaces.Discrete):
+        parts: tuple = (space,)
+    elif isinstance(space, gym.spaces.Tuple):
+        parts = space.spaces
+    else:
+        return False
+    return len(parts) == len(shape) and all(
+        isinstance(p, gym.spaces.Discrete) and int(p.start) >= 0 and int(p.start + p.n) <= n
+        for p, n in zip(parts, shape, strict=False)
+    )
+
+
+def _describe(shape: tuple[int, ...]) -> str:
+    return f"{shape[0]} states" if len(shape) == 1 else f"states of shape {shape}"
+
+
 def _is_index(value: Any) -> bool:
     """A Python or numpy integer (not a bool), or a 0-d integer array."""
     if type(value) is int or isinstance(value, np.integer):
@@ -106,6 +127,29 @@ class _Table(AbstractApproximator):
             f"{expected} (a tabular approximator needs the Discrete state space it was sized "
             f"for)"
         )
+
+    def check_spaces(self, state_space: Any, action_space: Any = None) -> None:
+        """Refuse spaces the table cannot index (called when a run is planned): the states of
+        ``state_space`` (and, for a Q table, the actions of ``action_space``) must be entries
+        of the table. Raises ``ValueError`` naming the table, the space and what fits."""
+        owner = type(self).__name__
+        rows = self.state_shape
+        fits = _fits(state_space, rows)
+        if fits is False:
+            raise ValueError(
+                f"{owner}: a table of {_describe(rows)} cannot index the states of the "
+                f"environment's state space {state_space}; expected a Discrete space of at most "
+                f"{rows[0] if len(rows) == 1 else rows} states starting at 0 (size the table "
+                f"with the space itself: {owner}(env.state_space, ...); for continuous states "
+                f"use rk.LinearQApproximator or rk.NeuralNetworkApproximator)"
+            )
+        n_actions = getattr(self, "n_actions", None)
+        if n_actions is not None and _fits(action_space, (n_actions,)) is False:
+            raise ValueError(
+                f"{owner}: a table of {n_actions} actions cannot index the actions of the "
+                f"environment's action space {action_space}; expected a Discrete space of at "
+                f"most {n_actions} actions starting at 0"
+            )
 
     def check_target(self, state: Any, target: Any) -> None:
         """Refuse a NaN or infinite update target (``ValueError`` naming it and the state)."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.checks import positive_int
 from ..core.dispatch import greedy
+from ..core.interfaces import AbstractEnv
 from ..core.plan import evaluation_only
 from ..core.run import run
 from ..core.seeding import int_seed, spawn_seeds
@@ -50,6 +51,12 @@ def evaluate(
         (5, True)
     """
     n_episodes = positive_int("evaluate", "n_episodes", n_episodes)
+    if not isinstance(env, AbstractEnv):
+        hint = f"rk.GymEnv({env!r})" if isinstance(env, str) else "rk.GymEnv(env)"
+        raise TypeError(
+            f"evaluate: env must be an rk.AbstractEnv (wrap gymnasium environments: {hint}), "
+            f"got {type(env).__name__}: {env!r}"
+        )
     if seed is None:
         env_seed, explorer_seed = None, None
     else:

@@ -279,7 +279,10 @@ class _FileLogger(AbstractLogger):
         super().__init__(stats_every_n_steps=stats_every_n_steps)
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
-            raise ValueError(f"{type(self).__name__}: path {self.path!r} is a directory")
+            raise ValueError(
+                f"{type(self).__name__}: path {self.path!r} is a directory; expected the path "
+                f"of a file to write, e.g. {os.path.join(self.path, 'episodes.csv')!r}"
+            )
         self.append = bool(append)
         self.file: Any = None
         self._offset: int | None = None  # bytes of the file written so far (None: not started)

@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import warnings
 from pathlib import Path
@@ -32,7 +31,7 @@ from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
 from ...core.state import get_state, has_state
 from .files import is_temporary, list_checkpoints
-from .format import checked_format
+from .format import checked_format, checked_metadata
 from .run_state import load_checkpoint, save_checkpoint
 
 __all__ = ["CheckpointHook"]
@@ -98,15 +97,16 @@ class CheckpointHook(AbstractHook):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         self.dir = Path(dir)
+        if self.dir.exists() and not self.dir.is_dir():
+            raise ValueError(
+                f"{_NAME}: dir {str(self.dir)!r} is an existing file; expected a folder for the "
+                f"checkpoints (created if missing)"
+            )
         self.every_n_steps = optional_positive_int(_NAME, "every_n_steps", every_n_steps)
         self.every_n_episodes = optional_positive_int(_NAME, "every_n_episodes", every_n_episodes)
         self.keep_last = optional_positive_int(_NAME, "keep_last", keep_last)
         self.format = checked_format(format)
-        self.metadata = dict(metadata or {})
-        try:
-            json.dumps(self.metadata, allow_nan=False)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"CheckpointHook: metadata must be JSON data, got {error}") from None
+        self.metadata = checked_metadata(_NAME, metadata)
         self.steps = 0
         self.episodes = 0
         self.last_path: Path | None = None

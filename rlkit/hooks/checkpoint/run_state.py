@@ -20,7 +20,13 @@ from typing import Any
 from ...core.state import attribute_state, get_state, has_state, load_attribute_state, set_state
 from ..basic import ComposedHook
 from .files import atomic_write, resolve_checkpoint
-from .format import CheckpointError, checked_format, read_checkpoint, serialise
+from .format import (
+    CheckpointError,
+    checked_format,
+    checked_metadata,
+    read_checkpoint,
+    serialise,
+)
 
 __all__ = ["CheckpointInfo", "save_checkpoint", "load_checkpoint", "saves_run", "checkpoint_hooks"]
 
@@ -128,7 +134,7 @@ def save_checkpoint(
             "finished": bool(finished),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "rlkit_version": _rlkit_version(),
-            "metadata": dict(metadata or {}),
+            "metadata": checked_metadata("save_checkpoint", metadata),
         },
         "policy": _required(policy, "policy"),
         "env": _required(env, "env"),

@@ -28,6 +28,7 @@ legal actions.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 import numpy as np
@@ -188,6 +189,12 @@ class TDLearner(AbstractLearner):
         self.n = int(state["n"])
         self.td_error = float(state["td_error"])
         self.approximator.load_state_dict(state["approximator"])
+
+
+# help(TDLearner) and inspect.signature show the constructor's parameters, not __new__'s
+TDLearner.__new__.__signature__ = inspect.signature(TDLearner.__init__).replace(  # type: ignore[attr-defined]
+    return_annotation=inspect.Signature.empty
+)
 
 
 class TD0Learner(TDLearner):
