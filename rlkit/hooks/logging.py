@@ -189,7 +189,7 @@ class TensorBoardLogger(AbstractLogger):
     earlier runs left in ``logdir`` (a run restarted from scratch in the same folder replaces
     them rather than showing its steps twice).
 
-    Needs the ``tensorboard`` package: ``pip install "rlkit[logging]"``.
+    Needs the ``tensorboard`` package: ``pip install tensorboard``.
 
     Example:
         >>> import rlkit as rk, tempfile
@@ -254,7 +254,7 @@ def _summary_writer_class() -> type:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError as e:  # tensorboard is an optional extra
         raise ImportError(
-            'TensorBoardLogger needs the tensorboard package: pip install "rlkit[logging]"'
+            "TensorBoardLogger needs the tensorboard package: pip install tensorboard"
         ) from e
     return SummaryWriter
 

@@ -30,6 +30,7 @@ from ...core.checks import optional_positive_int
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
 from ...core.state import get_state, has_state
+from ...core.stop_conditions import StopSignal
 from .files import is_temporary, list_checkpoints
 from .format import checked_format, checked_metadata
 from .run_state import load_checkpoint, save_checkpoint
@@ -53,11 +54,12 @@ class CheckpointHook(AbstractHook):
     calls it at those boundaries (``after_step_check``, ``after_episode_check``); the hook must
     therefore be run by ``rk.run``.
 
-    When the stop condition ends the run, a final checkpoint is written (marked ``finished``).
-    Resuming from it (a process killed after its final checkpoint, then started again) restores
-    the run and runs nothing when the stop condition is still satisfied (its ``progress()``
-    reached, or unknown: then with a warning); a stop condition with a larger budget (e.g.
-    ``StopAfterNSteps`` with a larger ``n``) continues the run.
+    When the stop condition ends the run, a final checkpoint is written (marked ``finished``,
+    unless a ``StopSignal`` in the condition, e.g. Ctrl-C, ended it: then resuming continues).
+    Resuming from a finished checkpoint (a process killed after its final checkpoint, then
+    started again) restores the run and runs nothing when the stop condition is still
+    satisfied (its ``progress()`` reached, or unknown: then with a warning); a stop condition
+    with a larger budget (e.g. ``StopAfterNSteps`` with a larger ``n``) continues the run.
     When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
     step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
     checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
@@ -167,7 +169,7 @@ class CheckpointHook(AbstractHook):
             self._due = self._due or due
             self._stopping = stop
         elif stop:
-            self.save(finished=True)
+            self.save(finished=not self._interrupted())
         elif due:
             self.save()
 
@@ -177,10 +179,15 @@ class CheckpointHook(AbstractHook):
         due = self._due or (
             self.every_n_episodes is not None and self.episodes % self.every_n_episodes == 0
         )
-        finished = stop or self._stopping
+        stopping = stop or self._stopping
         self._due = self._stopping = False
-        if due or finished:
-            self.save(finished=finished)
+        if due or stopping:
+            self.save(finished=stopping and not self._interrupted())
+
+    def _interrupted(self) -> bool:
+        """The run stops because a ``StopSignal`` (Ctrl-C) was set, not because it is over: its
+        final checkpoint is not ``finished``, and resuming it continues the run."""
+        return self._run is not None and _signal_set(self._run[2])
 
     def save(self, *, finished: bool = False) -> Path:
         """Write a checkpoint of the bound run now (named by the step count); return its path."""
@@ -247,3 +254,10 @@ def _satisfied(stop: Any) -> bool | None:
         return None
     done, total, _ = found
     return bool(done >= total)
+
+
+def _signal_set(condition: Any) -> bool:
+    """Whether ``condition`` is, or is composed with, a ``StopSignal`` that was set."""
+    if isinstance(condition, StopSignal):
+        return condition.is_set()
+    return any(_signal_set(part) for part in getattr(condition, "conditions", ()))
