@@ -111,6 +111,8 @@ class _Table(AbstractApproximator):
         tuple of the wrong length as something else, and the table would silently be wrong."""
         shape = self.state_shape
         if len(shape) == 1:
+            if type(state) is int and 0 <= state < shape[0]:  # the common case, first
+                return
             if _is_index(state) and 0 <= state < shape[0]:
                 return
             expected = f"an integer in [0, {shape[0]})"
@@ -153,7 +155,7 @@ class _Table(AbstractApproximator):
 
     def check_target(self, state: Any, target: Any) -> None:
         """Refuse a NaN or infinite update target (``ValueError`` naming it and the state)."""
-        if not math.isfinite(target):
+        if not -math.inf < target < math.inf:  # False for NaN too
             raise ValueError(
                 f"{type(self).__name__}: the update target of state {state!r} is {target!r}; "
                 f"expected a finite number (a NaN or infinite reward?). The table is unchanged"

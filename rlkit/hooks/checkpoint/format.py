@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.checks import ArgumentTypeError
+
 __all__ = [
     "CheckpointError",
     "FORMAT",
@@ -78,7 +80,7 @@ def checked_metadata(owner: str, metadata: Any) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{owner}: metadata must be a dict of JSON data, got {type(metadata).__name__}: "
             f"{metadata!r:.80}"
         )
@@ -89,7 +91,8 @@ def checked_metadata(owner: str, metadata: Any) -> dict[str, Any]:
 def _check_json(owner: str, x: Any, path: str, depth: int) -> None:
     if depth > _METADATA_DEPTH:
         raise ValueError(
-            f"{owner}: metadata is nested more than {_METADATA_DEPTH} levels deep (at {path}); "
+            f"{owner}: metadata must be JSON data nested at most {_METADATA_DEPTH} levels deep; "
+            f"it is nested more than {_METADATA_DEPTH} levels (at {path}): "
             f"expected a shallow dict of JSON data (e.g. experiment name, seed, settings)"
         )
     if x is None or isinstance(x, (bool, str, int)):
@@ -97,8 +100,8 @@ def _check_json(owner: str, x: Any, path: str, depth: int) -> None:
     if isinstance(x, float):
         if not math.isfinite(x):
             raise ValueError(
-                f"{owner}: {path} is {x!r}; expected JSON data, which has no NaN or infinity "
-                f"(store it as a string or None)"
+                f"{owner}: metadata must be JSON data: {path} is {x!r}; expected JSON data, "
+                f"which has no NaN or infinity (store it as a string or None)"
             )
         return
     if isinstance(x, (list, tuple)):
@@ -108,12 +111,15 @@ def _check_json(owner: str, x: Any, path: str, depth: int) -> None:
     if isinstance(x, dict):
         for k, v in x.items():
             if not isinstance(k, str):
-                raise TypeError(f"{owner}: {path} has the key {k!r}; JSON keys are strings")
+                raise ArgumentTypeError(
+                    f"{owner}: metadata must be JSON data: {path} has the key {k!r}; JSON keys "
+                    f"are strings"
+                )
             _check_json(owner, v, f"{path}[{k!r}]", depth + 1)
         return
-    raise TypeError(
-        f"{owner}: {path} is a {type(x).__name__} ({x!r:.60}), not JSON data (expected dicts, "
-        f"lists, strings, finite numbers, bools and None)"
+    raise ArgumentTypeError(
+        f"{owner}: metadata must be JSON data: {path} is a {type(x).__name__} ({x!r:.60}) "
+        f"(expected dicts, lists, strings, finite numbers, bools and None)"
     )
 
 

@@ -41,6 +41,8 @@ from ...core.interfaces import AbstractEnv, AbstractLearner
 from ...core.stages import PostActStage, PreActStage
 from ...trajectories.episodic import VectorSARTTrajectory
 
+_INF = float("inf")
+
 __all__ = [
     "TDLearner",
     "TD0Learner",
@@ -454,16 +456,20 @@ def _(
     # row.item() are several times cheaper than ndarray.max() and numpy scalars.
     table = approximator.table
     state = trajectory.state[-1]
-    approximator.check_state(state)  # -1 would silently update the last row
+    rows = len(table)
+    if type(state) is not int or not 0 <= state < rows:  # -1 would update the last row
+        approximator.check_state(state)
     row = table[state]
     action = trajectory.action[-1]
     if trajectory.terminal[-1]:
         target = trajectory.reward[-1]
     else:
         next_state = trajectory.next_state[-1]
-        approximator.check_state(next_state)
+        if type(next_state) is not int or not 0 <= next_state < rows:
+            approximator.check_state(next_state)
         target = trajectory.reward[-1] + learner.gamma * max(table[next_state].tolist())
-    approximator.check_target(state, target)
+    if not -_INF < target < _INF:  # NaN or infinite: the table would be corrupted
+        approximator.check_target(state, target)
     old = row.item(action)
     error = target - old
     row[action] = old + alpha * error
