@@ -121,8 +121,8 @@ def _warn_if_it_cannot_learn(policy: Any, env: Any) -> None:
     is run directly, without a policy that records a trajectory (``rk.Agent``): nothing would
     call those methods, so nothing would be learned."""
     learner = getattr(policy, "learner", None)
-    if learner is None or _EVALUATION_ONLY.get():
-        return
+    if learner is None or _EVALUATION_ONLY.get() or getattr(policy, "evaluation_only", False):
+        return  # no learner, or meant for evaluation (rk.evaluate, a policy from rk.greedy)
     found = learning_methods(learner)
     if found:
         warnings.warn(

@@ -107,4 +107,6 @@ def _(
 # ---- greedy: the same learner (shared, not copied) acting with a GreedyExplorer ----
 @greedy.dispatch
 def _(policy: QBasedPolicy, seed: object = None, /):
-    return QBasedPolicy(policy.learner, GreedyExplorer(seed=0 if seed is None else seed))
+    evaluated = QBasedPolicy(policy.learner, GreedyExplorer(seed=0 if seed is None else seed))
+    evaluated.evaluation_only = True  # run alone without the "cannot learn" warning
+    return evaluated

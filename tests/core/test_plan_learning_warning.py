@@ -37,3 +37,4 @@ def test_no_warning_with_an_agent_for_evaluation_or_without_a_learner():
         assert np.any(policy.learner.approximator.table)
         rk.evaluate(agent, rk.GymEnv("CliffWalking-v1", seed=1, max_episode_steps=30), 1)
         rk.run(rk.RandomPolicy(seed=0), env, rk.StopAfterNSteps(5))
+        rk.run(rk.greedy(policy), env, rk.StopAfterNSteps(5))  # evaluation by hand
