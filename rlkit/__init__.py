@@ -18,6 +18,7 @@ from typing import Any
 
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
 from . import hooks as _hooks  # noqa: F401 - registers hook composition and resume_from
+from .core import vector_run as _vector_run  # noqa: F401 - registers the vector run loop
 from .core.dispatch import DispatchError, greedy, statistics, update
 from .core.interfaces import (
     AbstractApproximator,
@@ -27,6 +28,7 @@ from .core.interfaces import (
     AbstractPolicy,
     AbstractStopCondition,
     AbstractTrajectory,
+    AbstractVectorEnv,
     InvalidActionError,
 )
 from .core.stages import (
@@ -93,6 +95,7 @@ _LAZY: dict[str, str] = {
     "CheckpointError": "rlkit.hooks.checkpoint",
     # environments
     "GymEnv": "rlkit.envs.gym",
+    "VectorGymEnv": "rlkit.envs.vector",
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
     "WindyGridWorldEnv": "rlkit.envs.toy.windy_grid_world",
@@ -164,6 +167,7 @@ __all__ = sorted(
         "greedy",
         "DispatchError",
         "AbstractEnv",
+        "AbstractVectorEnv",
         "AbstractPolicy",
         "AbstractLearner",
         "AbstractTrajectory",

@@ -23,6 +23,7 @@ CHECK_MOMENTS = ("after_step_check", "after_episode_check")
 
 __all__ = [
     "AbstractEnv",
+    "AbstractVectorEnv",
     "InvalidActionError",
     "AbstractPolicy",
     "AbstractLearner",
@@ -95,6 +96,71 @@ class AbstractEnv(ABC):
         """Release resources (windows, files). The default does nothing."""
 
 
+class AbstractVectorEnv(ABC):
+    """``n_envs`` copies of an environment stepped together (DESIGN.md section 7).
+
+    It is not an :class:`AbstractEnv`: the run loop of a vector env is its own (``run_loop``
+    dispatches on the env type; no episode stages for the batch), and methods written for single
+    environments do not silently match it. After ``act(actions)`` (``actions`` of shape
+    ``(n_envs, ...)``):
+
+    * ``state``: batched observations, shape ``(n_envs, *obs_shape)``: what the policy acts on
+      next (the reset observation for sub-envs whose episode just ended);
+    * ``final_state``: same shape, the next observation of the transition just made: for
+      sub-envs whose episode ended at this step the real final observation, for the others equal
+      to ``state`` (a learner may always bootstrap from ``final_state``);
+    * ``reward`` (float array), ``is_terminated``, ``is_truncated`` (bool arrays), all of shape
+      ``(n_envs,)``; ``done`` is their element-wise OR;
+    * ``action_space`` and ``state_space``: the spaces of ONE sub-env;
+    * ``legal_action_mask``: ``(n_envs, n)`` bools for the current states, or None.
+
+    No transition ever crosses a reset: ``(state_before, action, reward, final_state)`` is a
+    transition of one sub-env's episode. ``needs_reset`` is True until the first ``reset``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.VectorGymEnv("CartPole-v1", 3, seed=0)
+        >>> env.reset(); env.act([0, 1, 0])
+        >>> env.state.shape, env.reward.shape, env.done.dtype
+        ((3, 4), (3,), dtype('bool'))
+        >>> env.close()
+    """
+
+    n_envs: int = 1
+    state: Any = None
+    final_state: Any = None
+    reward: Any = None
+    is_terminated: Any = None
+    is_truncated: Any = None
+    needs_reset: bool = True
+    action_space: Any = None
+    state_space: Any = None
+
+    @property
+    def done(self) -> np.ndarray:
+        """``is_terminated | is_truncated``, element-wise (shape ``(n_envs,)``)."""
+        return np.logical_or(self.is_terminated, self.is_truncated)
+
+    @property
+    def legal_action_mask(self) -> np.ndarray | None:
+        """``(n_envs, n)`` boolean masks of the legal actions, or None when all are legal."""
+        return None
+
+    @abstractmethod
+    def reset(self, seed: Any = None) -> None:
+        """Reset every sub-env (seeding them from ``seed`` when given)."""
+
+    @abstractmethod
+    def act(self, actions: Any) -> None:
+        """Perform one action per sub-env (shape ``(n_envs, ...)``)."""
+
+    def __call__(self, actions: Any) -> None:
+        self.act(actions)
+
+    def close(self) -> None:  # noqa: B027 - optional to override
+        """Release the sub-environments and their workers. The default does nothing."""
+
+
 # ---- policies ----
 
 
@@ -146,7 +212,7 @@ class AbstractLearner:
 def _(
     learner: AbstractLearner,
     trajectory: AbstractTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     /,
 ):
@@ -244,13 +310,25 @@ class AbstractHook:
 
     def plan(self, policy: Any, env: Any) -> dict[AbstractStage | str, list[PlanStep]]:
         """Resolved calls per stage (and per check moment, ``"after_step_check"`` and
-        ``"after_episode_check"``): the overridden methods, bound to policy and env."""
+        ``"after_episode_check"``): the overridden methods, bound to policy and env.
+
+        With an :class:`AbstractVectorEnv` a hook class may give a vector form of any of them,
+        ``vector_<name>`` (e.g. ``vector_post_act``, handling each sub-env's episode ends), used
+        instead of ``<name>``; ``vector_<name> = None`` drops ``<name>`` in vector runs. A hook
+        with PreEpisode/PostEpisode methods and no vector form is refused by the vector loop
+        (it has no episode stages); ``after_episode_check`` is called once per finished sub-env
+        episode."""
         plan: dict[AbstractStage | str, list[PlanStep]] = {}
         cls = type(self)
         own = getattr(self, "__dict__", {})  # stage methods set on the instance count too
+        vector = isinstance(env, AbstractVectorEnv)
         for stage in (*STAGES, *CHECK_MOMENTS):
             name = getattr(stage, "method_name", stage)
-            if getattr(cls, name) is getattr(AbstractHook, name) and name not in own:
+            if vector and hasattr(cls, "vector_" + name):
+                name = "vector_" + name  # this hook's form of the stage for vector envs
+                if getattr(cls, name) is None:
+                    continue  # nothing to do there with a vector env
+            elif getattr(cls, name) is getattr(AbstractHook, name) and name not in own:
                 continue
             method = getattr(self, name)
             plan[stage] = [

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from .dispatch import restore, run_loop
-from .interfaces import AbstractEnv, AbstractPolicy
+from .interfaces import AbstractEnv, AbstractPolicy, AbstractVectorEnv
 from .plan import CallPlan, build_plan
 from .stages import (
     POST_ACT_STAGE,
@@ -61,9 +61,10 @@ def run(
             experiment.hook,
             resume_from=resume_from,
         )
-    if not isinstance(env, AbstractEnv):
+    if not isinstance(env, (AbstractEnv, AbstractVectorEnv)):
         raise TypeError(
-            f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv), got "
+            f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv) or an "
+            f"rk.AbstractVectorEnv (rk.VectorGymEnv), got "
             f"{type(env).__name__}: {env!r}"
         )
     if stop_condition is None:

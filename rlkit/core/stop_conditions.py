@@ -21,7 +21,7 @@ from typing import Any
 
 from .checks import callable_name, check_callable, finite_float, positive_int
 from .dispatch import PlanStep, where
-from .interfaces import AbstractStopCondition, bind_check, stop_answer
+from .interfaces import AbstractStopCondition, AbstractVectorEnv, bind_check, stop_answer
 from .state import load_parts, require_keys, state_count, state_or_none
 
 __all__ = [
@@ -55,6 +55,9 @@ def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanSt
 class StopAfterNSteps(AbstractStopCondition):
     """Stop after ``n`` environment steps (possibly in the middle of an episode).
 
+    With a vector env a step of the batch counts ``n_envs`` transitions (``steps`` may then pass
+    ``n`` by less than ``n_envs``).
+
     Example:
         >>> import rlkit as rk
         >>> stop = rk.StopAfterNSteps(100)
@@ -66,12 +69,17 @@ class StopAfterNSteps(AbstractStopCondition):
     def __init__(self, n: int) -> None:
         self.n = positive_int("StopAfterNSteps", "n", n)
         self.steps = 0
+        self._per_step = 1  # transitions per step: n_envs with a vector env (set by plan)
 
     def __repr__(self) -> str:
         return f"StopAfterNSteps({self.n})"
 
+    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
+        self._per_step = env.n_envs if isinstance(env, AbstractVectorEnv) else 1
+        return super().plan(policy, env)
+
     def step(self, policy: Any, env: Any) -> bool:
-        self.steps += 1
+        self.steps += self._per_step
         return self.steps >= self.n
 
     def episode(self, policy: Any, env: Any) -> bool:
@@ -91,6 +99,9 @@ class StopAfterNSteps(AbstractStopCondition):
 
 class StopAfterNEpisodes(AbstractStopCondition):
     """Stop after ``n`` finished episodes (after their PostEpisode).
+
+    With a vector env every finished sub-env episode counts; the run stops after the step at
+    which the count reached ``n`` (several sub-envs may finish at that step).
 
     Example:
         >>> import rlkit as rk

@@ -10,7 +10,9 @@ stage).
 Here: ``EmptyHook``, composition (``ComposedHook``, ``find_hook``) and the per-episode recorders
 ``TotalRewardPerEpisode``, ``RewardsPerEpisode``, ``StepsPerEpisode`` (finished episodes only; the
 episode in progress is ``current``) and ``TimePerStep``; each has ``state_dict`` /
-``load_state_dict``.
+``load_state_dict``. With a vector env (``rk.VectorGymEnv``) the episode recorders keep one
+running value per sub-env in ``current`` (an array, or a list of lists) and record each
+sub-env's finished episodes at PostAct, in sub-env order within a step.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import time
 from collections import deque
 from typing import Any
+
+import numpy as np
 
 from ..core.checks import positive_int
 from ..core.dispatch import PlanStep, compose
@@ -187,13 +191,30 @@ class TotalRewardPerEpisode(AbstractHook):
         self.rewards.append(self.current)
         self.current = 0.0
 
+    # ---- vector envs: per-sub-env running totals (``current`` is an array) ----
+    def vector_pre_experiment(self, policy: Any, env: Any) -> None:
+        self.current = _per_sub_env("TotalRewardPerEpisode", self.current, env, np.float64)
+
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        self.current += env.reward
+        done = env.done
+        if done.any():
+            for i in np.flatnonzero(done):
+                self.rewards.append(float(self.current[i]))
+                self.current[i] = 0.0
+
+    vector_post_episode = None
+
     def state_dict(self) -> dict[str, Any]:
-        return {"rewards": list(self.rewards), "current": self.current}
+        return {"rewards": list(self.rewards), "current": _plain(self.current)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("TotalRewardPerEpisode", state, "rewards", "current")
         self.rewards = [float(r) for r in state["rewards"]]
-        self.current = float(state["current"])
+        current = state["current"]
+        self.current = (
+            float(current) if np.ndim(current) == 0 else np.array(current, dtype=np.float64)
+        )
 
 
 class RewardsPerEpisode(AbstractHook):
@@ -222,13 +243,49 @@ class RewardsPerEpisode(AbstractHook):
         self.rewards.append(self.current)
         self.current = []
 
+    # ---- vector envs: ``current`` is one list per sub-env ----
+    def vector_pre_experiment(self, policy: Any, env: Any) -> None:
+        if not (self.current and isinstance(self.current[0], list)):
+            if self.current:
+                raise ValueError(
+                    f"RewardsPerEpisode: holds an unfinished single-env episode, cannot record "
+                    f"the {env.n_envs} sub-envs of {env!r}; use a new hook"
+                )
+            self.current = [[] for _ in range(env.n_envs)]
+        elif len(self.current) != env.n_envs:
+            raise ValueError(
+                f"RewardsPerEpisode: holds {len(self.current)} sub-envs' episodes, {env!r} has "
+                f"{env.n_envs}; use a new hook"
+            )
+
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        current = self.current
+        for i, reward in enumerate(env.reward.tolist()):
+            current[i].append(reward)
+        done = env.done
+        if done.any():
+            for i in np.flatnonzero(done):
+                self.rewards.append(current[i])
+                current[i] = []
+
+    vector_post_episode = None
+
     def state_dict(self) -> dict[str, Any]:
-        return {"rewards": [list(r) for r in self.rewards], "current": list(self.current)}
+        current = self.current
+        nested = bool(current) and isinstance(current[0], list)
+        return {
+            "rewards": [list(r) for r in self.rewards],
+            "current": [list(c) for c in current] if nested else list(current),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("RewardsPerEpisode", state, "rewards", "current")
         self.rewards = [[float(x) for x in r] for r in state["rewards"]]
-        self.current = [float(x) for x in state["current"]]
+        current = state["current"]
+        if len(current) and isinstance(current[0], (list, tuple, np.ndarray)):
+            self.current = [[float(x) for x in c] for c in current]
+        else:
+            self.current = [float(x) for x in current]
 
 
 class StepsPerEpisode(AbstractHook):
@@ -257,13 +314,51 @@ class StepsPerEpisode(AbstractHook):
         self.steps.append(self.current)
         self.current = 0
 
+    # ---- vector envs: per-sub-env step counts (``current`` is an array) ----
+    def vector_pre_experiment(self, policy: Any, env: Any) -> None:
+        self.current = _per_sub_env("StepsPerEpisode", self.current, env, np.int64)
+
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        self.current += 1
+        done = env.done
+        if done.any():
+            for i in np.flatnonzero(done):
+                self.steps.append(int(self.current[i]))
+                self.current[i] = 0
+
+    vector_post_episode = None
+
     def state_dict(self) -> dict[str, Any]:
-        return {"steps": list(self.steps), "current": self.current}
+        return {"steps": list(self.steps), "current": _plain(self.current)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("StepsPerEpisode", state, "steps", "current")
         self.steps = [int(n) for n in state["steps"]]
-        self.current = state_count("StepsPerEpisode", state, "current")
+        if np.ndim(state["current"]) == 0:
+            self.current = state_count("StepsPerEpisode", state, "current")
+        else:
+            self.current = np.array(state["current"], dtype=np.int64)
+
+
+def _per_sub_env(owner: str, current: Any, env: Any, dtype: Any) -> np.ndarray:
+    """The per-sub-env counters a vector run continues (zeros when the hook is fresh)."""
+    if isinstance(current, np.ndarray):
+        if current.shape != (env.n_envs,):
+            raise ValueError(
+                f"{owner}: holds the running values of {current.shape[0]} sub-envs, {env!r} "
+                f"has {env.n_envs}; use a new hook"
+            )
+        return current
+    if current:
+        raise ValueError(
+            f"{owner}: holds an unfinished single-env episode (current={current!r}), cannot "
+            f"record the sub-envs of {env!r}; use a new hook"
+        )
+    return np.zeros(env.n_envs, dtype=dtype)
+
+
+def _plain(current: Any) -> Any:
+    return current.tolist() if isinstance(current, np.ndarray) else current
 
 
 # ---- timing ----

@@ -55,6 +55,10 @@ class EvaluationHook(AbstractHook):
     continues from the restored policy, so ``run(n1)`` then ``run(n2)`` no longer equals
     ``run(n1 + n2)``.
 
+    With a vector training env (``rk.VectorGymEnv``) steps count transitions (``n_envs`` per
+    step) and episodes every sub-env's finished episodes; a step that passes a due count
+    evaluates once. The evaluation env is a single env.
+
     Args:
         env: the evaluation environment, not the one the run trains in.
         every_n_steps: evaluate after every this many training environment steps, or
@@ -150,6 +154,23 @@ class EvaluationHook(AbstractHook):
         if self.episodes >= self._next_episode:
             self._next_episode += self.every_n_episodes
             self.evaluate(policy)
+
+    # ---- vector envs: a step counts n_envs transitions and each finished sub-env episode;
+    # one evaluation per step at most (when the step passed the next due count) ----
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        self.total_steps += env.n_envs
+        self.episodes += int(env.done.sum())
+        due = False
+        while self.total_steps >= self._next_step:
+            self._next_step += self.every_n_steps
+            due = True
+        while self.episodes >= self._next_episode:
+            self._next_episode += self.every_n_episodes
+            due = True
+        if due:
+            self.evaluate(policy)
+
+    vector_post_episode = None
 
     # ---- PostExperiment: end with the best policy ----
     def post_experiment(self, policy: Any, env: Any) -> None:

@@ -34,6 +34,8 @@ import os
 import time
 from typing import Any
 
+import numpy as np
+
 from ..core.checks import finite_float, optional_positive_int
 from ..core.dispatch import collect_statistics
 from ..core.interfaces import AbstractHook
@@ -46,6 +48,9 @@ EPISODE_FIELDS = ("episode", "return", "length", "total_steps", "wall_time_s")
 
 class AbstractLogger(AbstractHook):
     """Base class of the logging hooks: counts steps and episodes, builds the records.
+
+    With a vector env every sub-env's finished episodes are logged (at PostAct, in sub-env
+    order within a step) and ``total_steps`` counts transitions (``n_envs`` per step).
 
     Subclasses override :meth:`log_episode` and/or :meth:`log_statistics` (and :meth:`open` /
     :meth:`close` for their output); nothing else. ``stats_every_n_steps=None`` reports no
@@ -98,12 +103,16 @@ class AbstractLogger(AbstractHook):
             return self._elapsed
         return self._elapsed + (time.perf_counter() - self._run_start)
 
-    def episode_record(self) -> dict[str, Any]:
-        """The record of the episode that just finished."""
+    def episode_record(self, sub_env: int | None = None) -> dict[str, Any]:
+        """The record of the episode that just finished (of sub-env ``sub_env`` of a vector
+        env, whose running return and length are arrays)."""
+        ret, length = self.episode_return, self.episode_length
+        if sub_env is not None:
+            ret, length = ret[sub_env], length[sub_env]
         return {
             "episode": self.episodes,
-            "return": float(self.episode_return),
-            "length": self.episode_length,
+            "return": float(ret),
+            "length": int(length),
             "total_steps": self.total_steps,
             "wall_time_s": round(self.wall_time_s, 6),
         }
@@ -143,6 +152,44 @@ class AbstractLogger(AbstractHook):
         self.log_episode(self.episode_record())
         self.episodes += 1
 
+    # ---- vector envs: per-sub-env return and length (arrays); every finished sub-env
+    # episode is logged at PostAct, in sub-env order; a step counts n_envs transitions ----
+    def vector_pre_experiment(self, policy: Any, env: Any) -> None:
+        n = env.n_envs
+        if np.ndim(self.episode_return) == 0:
+            if self.episode_length:
+                raise ValueError(
+                    f"{type(self).__name__}: holds an unfinished single-env episode, cannot log "
+                    f"the sub-envs of {env!r}; use a new logger"
+                )
+            self.episode_return = np.zeros(n)
+            self.episode_length = np.zeros(n, dtype=np.int64)
+        elif len(self.episode_return) != n:
+            raise ValueError(
+                f"{type(self).__name__}: holds {len(self.episode_return)} sub-envs' episodes, "
+                f"{env!r} has {n}; use a new logger"
+            )
+        self.pre_experiment(policy, env)
+
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        self.total_steps += env.n_envs
+        self.episode_length += 1
+        self.episode_return += env.reward
+        done = env.done
+        if done.any():
+            for i in np.flatnonzero(done):
+                self.log_episode(self.episode_record(int(i)))
+                self.episodes += 1
+                self.episode_return[i] = 0.0
+                self.episode_length[i] = 0
+        if self.total_steps >= self._next_stats:
+            while self._next_stats <= self.total_steps:
+                self._next_stats += self.stats_every_n_steps
+            self.log_statistics(self.total_steps, self.statistics_report(policy))
+
+    vector_pre_episode = None
+    vector_post_episode = None
+
     # ---- PostExperiment: stop the clock, close the output ----
     def post_experiment(self, policy: Any, env: Any) -> None:
         if self._run_start is not None:
@@ -156,8 +203,8 @@ class AbstractLogger(AbstractHook):
         return {
             "total_steps": self.total_steps,
             "episodes": self.episodes,
-            "episode_return": float(self.episode_return),
-            "episode_length": self.episode_length,
+            "episode_return": _plain(self.episode_return, float),
+            "episode_length": _plain(self.episode_length, int),
             "wall_time_s": self.wall_time_s,
             "next_stats": None if math.isinf(self._next_stats) else int(self._next_stats),
         }
@@ -167,12 +214,18 @@ class AbstractLogger(AbstractHook):
         self.close()
         self.total_steps = int(state["total_steps"])
         self.episodes = int(state["episodes"])
-        self.episode_return = float(state["episode_return"])
-        self.episode_length = int(state["episode_length"])
+        ret, length = state["episode_return"], state["episode_length"]
+        vector = np.ndim(ret) > 0  # a vector run's per-sub-env values
+        self.episode_return = np.array(ret, dtype=np.float64) if vector else float(ret)
+        self.episode_length = np.array(length, dtype=np.int64) if vector else int(length)
         self._elapsed = float(state["wall_time_s"])
         self._run_start = None
         next_stats = state["next_stats"]
         self._next_stats = math.inf if next_stats is None else int(next_stats)
+
+
+def _plain(value: Any, kind: type) -> Any:
+    return value.tolist() if isinstance(value, np.ndarray) else kind(value)
 
 
 class TensorBoardLogger(AbstractLogger):

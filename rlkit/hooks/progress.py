@@ -9,6 +9,7 @@ import time
 from collections import deque
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from ..core.checks import positive_int
@@ -137,6 +138,30 @@ class ProgressBar(AbstractHook):
         if self.unit == "episodes":
             self._tick()
 
+    # ---- vector envs: per-sub-env returns; n_envs transitions per step ----
+    def vector_pre_experiment(self, policy: Any, env: Any) -> None:
+        if np.ndim(self.episode_return) == 0 or len(self.episode_return) != env.n_envs:
+            self.episode_return = np.zeros(env.n_envs)
+        self.pre_experiment(policy, env)
+
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        self.total_steps += env.n_envs
+        self.episode_return += env.reward
+        done = env.done
+        finished = False
+        if done.any():
+            finished = True
+            for i in np.flatnonzero(done):
+                self.episodes += 1
+                self.returns.append(float(self.episode_return[i]))
+                self.episode_return[i] = 0.0
+        self._countdown -= env.n_envs
+        if self._countdown <= 0 or (finished and self.unit == "episodes"):
+            self._tick()
+
+    vector_pre_episode = None
+    vector_post_episode = None
+
     # ---- PostExperiment: final count, close (also after an error) ----
     def post_experiment(self, policy: Any, env: Any) -> None:
         if self.bar is None:
@@ -215,7 +240,11 @@ class ProgressBar(AbstractHook):
         return {
             "total_steps": self.total_steps,
             "episodes": self.episodes,
-            "episode_return": float(self.episode_return),
+            "episode_return": (
+                self.episode_return.tolist()
+                if isinstance(self.episode_return, np.ndarray)
+                else float(self.episode_return)
+            ),
             "returns": list(self.returns),
         }
 
@@ -224,7 +253,8 @@ class ProgressBar(AbstractHook):
         self.close()
         self.total_steps = int(state["total_steps"])
         self.episodes = int(state["episodes"])
-        self.episode_return = float(state["episode_return"])
+        ret = state["episode_return"]
+        self.episode_return = np.array(ret, dtype=np.float64) if np.ndim(ret) else float(ret)
         self.returns = deque((float(r) for r in state["returns"]), maxlen=self.mean_window)
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.checks import is_int
 from ..core.dispatch import DispatchError, PlanStep, greedy, noop, resolve, update
-from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
 from ..core.state import get_state, set_state
 
@@ -69,7 +69,7 @@ class Agent(AbstractPolicy):
 
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         plan: dict[AbstractStage, list[PlanStep]] = {}
-        learns = False
+        learns = records = False
         inner = self.policy.plan(env)
         for stage in STAGES:
             extra = (object,) if stage is PRE_ACT_STAGE else ()
@@ -78,10 +78,18 @@ class Agent(AbstractPolicy):
             if learn is not None and stage is PRE_ACT_STAGE:
                 learn = _ignoring_action(learn)
             learns = learns or learn is not None
+            records = records or record is not None
             steps = [s for s in (record, learn) if s is not None]
             steps.extend(inner.get(stage, ()))
             if steps:
                 plan[stage] = steps
+        if isinstance(env, AbstractVectorEnv) and not records:
+            raise DispatchError(
+                f"Agent: trajectory {type(self.trajectory).__name__} has no recording method "
+                f"for the vector env {type(env).__name__}, so it would record nothing. Use one "
+                f"that records vector envs (rk.CircularArraySARTTrajectory, the prioritized one) "
+                f"or a single env."
+            )
         learner = getattr(self.policy, "learner", None)
         if learner is not None and not learns:
             raise DispatchError(
@@ -122,7 +130,7 @@ def _ignoring_action(step: PlanStep) -> PlanStep:
 def _(
     policy: AbstractPolicy,
     trajectory: AbstractTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     /,
 ):
@@ -134,7 +142,7 @@ def _(
 def _(
     trajectory: AbstractTrajectory,
     policy: AbstractPolicy,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     /,
 ):
@@ -146,7 +154,7 @@ def _(
 def _(
     trajectory: AbstractTrajectory,
     policy: AbstractPolicy,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     action: object,
     /,

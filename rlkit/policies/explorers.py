@@ -37,7 +37,8 @@ _SMALL = 64
 
 
 class AbstractExplorer(ABC):
-    """Chooses an action from action values: ``explorer(values, mask=None) -> int``.
+    """Chooses an action from action values: ``explorer(values, mask=None) -> int``;
+    ``explorer.batch(values, masks)`` chooses one per row for a vector env's batch.
 
     Subclasses implement ``__call__`` and ``prob``; the default :meth:`state_dict` saves the
     generator ``self.rng``.
@@ -52,6 +53,22 @@ class AbstractExplorer(ABC):
     @abstractmethod
     def prob(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Probability of choosing each action in the explorer's current state (sums to 1)."""
+
+    def batch(self, values: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """One action per row of ``values`` (shape ``(n_envs, n_actions)``, a vector env's
+        batch; ``masks`` of the same shape or None): row ``i``'s action is exactly what calling
+        the explorer on row ``i`` would give, the rows taken in order (schedules such as
+        epsilon's advance once per row, i.e. per transition). Returns an int64 array."""
+        values = np.asarray(values)
+        if values.ndim != 2:
+            raise ValueError(
+                f"{type(self).__name__}.batch: values must have shape (n_envs, n_actions), got "
+                f"shape {values.shape}"
+            )
+        if masks is None:
+            return np.array([self(row) for row in values], dtype=np.int64)
+        return np.array([self(row, mask) for row, mask in zip(values, masks, strict=True)],
+                        dtype=np.int64)
 
     def state_dict(self) -> dict[str, Any]:
         """The explorer's changing state, for checkpoints."""

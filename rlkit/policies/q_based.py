@@ -7,7 +7,13 @@ from typing import Any
 import numpy as np
 
 from ..core.dispatch import forward, greedy, update
-from ..core.interfaces import AbstractEnv, AbstractLearner, AbstractPolicy, AbstractTrajectory
+from ..core.interfaces import (
+    AbstractEnv,
+    AbstractLearner,
+    AbstractPolicy,
+    AbstractTrajectory,
+    AbstractVectorEnv,
+)
 from ..core.stages import AbstractStage
 from ..core.state import get_state
 from .explorers import AbstractExplorer, GreedyExplorer
@@ -22,6 +28,9 @@ class QBasedPolicy(AbstractPolicy):
     an action, honouring the env's legal-action mask. ``update(policy, trajectory, env, stage)``
     is forwarded to ``update(learner, trajectory, env, stage)`` (resolved once by the call plan,
     so ``rk.explain`` shows the learner's own methods).
+
+    With a vector env ``learner(env)`` gives one row of values per sub-env (a neural learner:
+    one forward pass for the batch) and ``explorer.batch`` one action per row.
 
     Learners that need the behaviour policy's action probabilities (Expected SARSA, SARSA
     bootstrapping at truncation) have an attribute ``explorer``; when it is None, the policy sets
@@ -59,7 +68,10 @@ class QBasedPolicy(AbstractPolicy):
         return f"QBasedPolicy({self.learner!r}, {self.explorer!r})"
 
     def act(self, env: Any) -> Any:
-        return self.explorer(self.learner(env), env.legal_action_mask)
+        values = self.learner(env)
+        if isinstance(env, AbstractVectorEnv):  # one row of values per sub-env
+            return self.explorer.batch(values, env.legal_action_mask)
+        return self.explorer(values, env.legal_action_mask)
 
     def plan(self, env: Any) -> dict:
         """Nothing to call at the stages (learning is the learner's, through an Agent); checks
@@ -97,7 +109,7 @@ def check_spaces(learner: Any, env: Any, *, with_actions: bool) -> None:
 def _(
     policy: QBasedPolicy,
     trajectory: AbstractTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: AbstractStage,
     /,
 ):

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..core.interfaces import AbstractPolicy
+from ..core.interfaces import AbstractPolicy, AbstractVectorEnv
 from ..core.state import generator_state, set_generator_state
 
 __all__ = ["RandomPolicy"]
@@ -16,6 +16,9 @@ __all__ = ["RandomPolicy"]
 
 class RandomPolicy(AbstractPolicy):
     """Choose uniformly among the legal actions of the env's action space.
+
+    With a vector env (``rk.VectorGymEnv``) it returns one action per sub-env, an array of shape
+    ``(n_envs, *action_shape)``, drawn at once.
 
     Args:
         seed: seed of the policy's own generator (an int, a ``SeedSequence`` or a
@@ -38,6 +41,8 @@ class RandomPolicy(AbstractPolicy):
         return "RandomPolicy()"
 
     def act(self, env: Any) -> Any:
+        if isinstance(env, AbstractVectorEnv):
+            return self._act_batch(env)
         space = env.action_space
         mask = env.legal_action_mask
         if type(space) is gym.spaces.Discrete:
@@ -56,6 +61,21 @@ class RandomPolicy(AbstractPolicy):
             if mask is not None
             else (self._own_copy(space).sample())
         )
+
+    def _act_batch(self, env: AbstractVectorEnv) -> np.ndarray:
+        """One action per sub-env of a vector env (drawn at once for a discrete space)."""
+        space, masks, n = env.action_space, env.legal_action_mask, env.n_envs
+        if type(space) is gym.spaces.Discrete:
+            if masks is None:  # floor(u * n), as gymnasium samples (faster than integers)
+                actions = (self.rng.random(n) * int(space.n)).astype(np.int64)
+                return actions + int(space.start) if space.start else actions
+            return space.start + np.array(
+                [self.rng.choice(np.flatnonzero(mask)) for mask in masks], dtype=np.int64
+            )
+        own = self._own_copy(space)
+        if masks is None:
+            return np.stack([np.asarray(own.sample()) for _ in range(n)])
+        return np.stack([np.asarray(own.sample(mask=mask)) for mask in masks])
 
     def _own_copy(self, space: gym.Space) -> gym.Space:
         """A copy of ``space`` seeded from this policy's generator (the env's stays untouched)."""

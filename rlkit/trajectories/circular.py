@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.checks import positive_int
 from ..core.dispatch import update
-from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory
+from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
 
 __all__ = ["CircularArraySARTTrajectory", "space_layout"]
@@ -40,6 +40,11 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     explicitly (``state_shape``/``state_dtype``/``action_shape``/``action_dtype`` override what
     the spaces say, e.g. ``state_dtype=np.uint8`` for image observations). ``reward`` is float32,
     ``terminal`` and ``truncated`` are bool.
+
+    With a vector env (``rk.VectorGymEnv``) every step records one transition per sub-env, in
+    sub-env order (slots ``head .. head + n_envs - 1``), ``next_state`` being the env's
+    ``final_state``: consecutive transitions of one sub-env are ``n_envs`` slots apart, and no
+    transition crosses a reset (truncated ones bootstrap from the real final observation).
 
     Example:
         >>> import rlkit as rk
@@ -86,6 +91,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.head = 0  # the slot the next transition is written to
         self.n_inserted = 0  # complete transitions recorded since construction (or clear)
         self.pending = False  # PreAct wrote the head slot, PostAct has not completed it yet
+        self.n_pending = 1  # slots PreAct wrote (n_envs for a vector env's batch)
+        self.stride = 1  # slots between one (sub-)env's consecutive transitions: n_envs
 
     def __repr__(self) -> str:
         return (
@@ -97,7 +104,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         n = self.n_inserted
         if n < self.capacity:
             return n
-        return self.capacity - 1 if self.pending else self.capacity
+        return self.capacity - self.n_pending if self.pending else self.capacity
 
     @property
     def is_full(self) -> bool:
@@ -120,6 +127,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.head = 0
         self.n_inserted = 0
         self.pending = False
+        self.n_pending = 1
 
     # ---- writing: what the recording methods below call ----
     def begin_transition(self, state: Any, action: Any) -> None:
@@ -155,6 +163,45 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
                 f"{type(self).__name__}: the {what} to record has shape {shape}, expected "
                 f"{self.state_shape} (the state space it was built for); got {state!r:.80}"
             )
+
+    def begin_transitions(self, states: Any, actions: Any) -> None:
+        """Copy a vector env's batch of states and actions into the ``len(states)`` slots from
+        the head on (PreAct); sub-env ``i``'s row goes to slot ``(head + i) % capacity``."""
+        n = len(states)
+        if n > self.capacity:
+            raise ValueError(
+                f"{type(self).__name__}: capacity {self.capacity} is smaller than the batch of "
+                f"{n} transitions a step of the vector env makes"
+            )
+        rows = self._rows(n)
+        self.state[rows] = states
+        self.action[rows] = actions
+        self.pending = True
+        self.n_pending = n
+        self.stride = n
+
+    def end_transitions(
+        self, rewards: Any, terminals: Any, truncateds: Any, next_states: Any
+    ) -> None:
+        """Complete the batch begun by :meth:`begin_transitions` (PostAct) and advance the head
+        past it. ``next_states`` are the vector env's ``final_state``: the real final
+        observations where an episode ended, so no transition crosses a reset."""
+        n = self.n_pending
+        rows = self._rows(n)
+        self.reward[rows] = rewards
+        self.terminal[rows] = terminals
+        self.truncated[rows] = truncateds
+        self.next_state[rows] = next_states
+        self.head = (self.head + n) % self.capacity
+        self.n_inserted += n
+        self.pending = False
+        self.n_pending = 1
+
+    def _rows(self, n: int) -> Any:
+        head = self.head
+        if head + n <= self.capacity:
+            return slice(head, head + n)
+        return (head + np.arange(n)) % self.capacity
 
     def append(
         self,
@@ -206,6 +253,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             "head": self.head,
             "n_inserted": self.n_inserted,
             "pending": self.pending,
+            "n_pending": self.n_pending,
+            "stride": self.stride,
             **{name: getattr(self, name).copy() for name in TRACES},
         }
 
@@ -240,6 +289,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.head = int(state["head"])
         self.n_inserted = int(state["n_inserted"])
         self.pending = bool(state["pending"])
+        self.n_pending = int(state.get("n_pending", 1))  # absent before vector envs
+        self.stride = int(state.get("stride", 1))
 
 
 def space_layout(space: gym.Space) -> tuple[tuple[int, ...], np.dtype]:
@@ -336,3 +387,29 @@ def _(
     /,
 ):
     trajectory.end_transition(env.reward, env.is_terminated, env.is_truncated, env.state)
+
+
+# ---- vector envs: each step records one transition per sub-env (slots head .. head+n-1) ----
+# ---- PreAct: the batch of states and actions ----
+@update.dispatch
+def _(
+    trajectory: CircularArraySARTTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractVectorEnv,
+    stage: PreActStage,
+    actions: object,
+    /,
+):
+    trajectory.begin_transitions(env.state, actions)
+
+
+# ---- PostAct: rewards, flags and the next states (the real final ones where episodes ended) ----
+@update.dispatch
+def _(
+    trajectory: CircularArraySARTTrajectory,
+    policy: AbstractPolicy,
+    env: AbstractVectorEnv,
+    stage: PostActStage,
+    /,
+):
+    trajectory.end_transitions(env.reward, env.is_terminated, env.is_truncated, env.final_state)

@@ -110,6 +110,14 @@ class PrioritizedCircularArraySARTTrajectory(CircularArraySARTTrajectory):
         super().end_transition(reward, terminal, truncated, next_state)
         self.tree.set(head, self._max_leaf)
 
+    def end_transitions(
+        self, rewards: Any, terminals: Any, truncateds: Any, next_states: Any
+    ) -> None:
+        """A vector env's batch: every new transition gets the largest priority so far."""
+        rows = (self.head + np.arange(self.n_pending)) % self.capacity
+        super().end_transitions(rewards, terminals, truncateds, next_states)
+        self.tree.update(rows, np.full(rows.size, self._max_leaf))
+
     # ---- sampling ----
     def sample_indices(
         self, batch_size: int, rng: np.random.Generator
@@ -122,8 +130,12 @@ class PrioritizedCircularArraySARTTrajectory(CircularArraySARTTrajectory):
                 f"{type(self).__name__} holds {n} transitions, fewer than batch_size {batch_size}"
             )
         tree = self.tree
-        if self.pending and self.is_full:  # the head slot is being rewritten: not a transition
-            tree.set(self.head, 0.0)
+        if self.pending and self.is_full:  # the head slots are being rewritten: not transitions
+            if self.n_pending == 1:
+                tree.set(self.head, 0.0)
+            else:
+                rows = (self.head + np.arange(self.n_pending)) % self.capacity
+                tree.update(rows, np.zeros(rows.size))
         total = tree.total
         values = (np.arange(batch_size) + rng.random(batch_size)) * (total / batch_size)
         indices = tree.find(values)

@@ -73,6 +73,10 @@ class CheckpointHook(AbstractHook):
         format: ``"auto"`` (safetensors when installed, else npz), ``"safetensors"`` or ``"npz"``.
         metadata: JSON-able dict stored in every checkpoint (e.g. experiment name and seed).
 
+    With a vector env ``steps`` counts transitions (``n_envs`` per step; a save is due when a
+    step passes a multiple of ``every_n_steps``) and ``episodes`` every finished sub-env episode;
+    checkpoints are taken at the boundary after a step's episode checks.
+
     Counters: ``steps`` and ``episodes`` (environment steps and finished episodes, continued
     across runs and restored on resume), ``last_path`` (the newest file written).
 
@@ -115,6 +119,7 @@ class CheckpointHook(AbstractHook):
         self._run: tuple[Any, Any, Any, Any] | None = None
         self._due = False  # a step-count save deferred to the episode's end
         self._stopping = False  # the step check said stop at the last step of an episode
+        self._ends_left = 0  # vector env: episode checks still to come at this step
         self.finished = False  # the last run ended by its stop condition (final checkpoint)
 
     def __repr__(self) -> str:
@@ -188,6 +193,34 @@ class CheckpointHook(AbstractHook):
         """The run stops because a ``StopSignal`` (Ctrl-C) was set, not because it is over: its
         final checkpoint is not ``finished``, and resuming it continues the run."""
         return self._run is not None and _signal_set(self._run[2])
+
+    # ---- vector envs: a step counts n_envs transitions; its boundary is after the episode
+    # checks of the sub-envs that finished at it (the vector loop calls them after the step
+    # check, one per finished episode) ----
+    def vector_after_step_check(self, policy: Any, env: Any, stop: bool) -> None:
+        before, self.steps = self.steps, self.steps + env.n_envs
+        every = self.every_n_steps
+        due = every is not None and self.steps // every > before // every
+        self._ends_left = int(env.done.sum())
+        if self._ends_left:
+            self._due = self._due or due
+            self._stopping = stop
+        elif stop:
+            self.save(finished=True)
+        elif due:
+            self.save()
+
+    def vector_after_episode_check(self, policy: Any, env: Any, stop: bool) -> None:
+        self.episodes += 1
+        every = self.every_n_episodes
+        self._due = self._due or (every is not None and self.episodes % every == 0)
+        self._stopping = self._stopping or stop
+        self._ends_left -= 1
+        if self._ends_left <= 0:
+            due, finished = self._due, self._stopping
+            self._due = self._stopping = False
+            if due or finished:
+                self.save(finished=finished)
 
     def save(self, *, finished: bool = False) -> Path:
         """Write a checkpoint of the bound run now (named by the step count); return its path."""

@@ -1,0 +1,529 @@
+"""``VectorGymEnv``: ``n_envs`` gymnasium environments stepped together, in this process
+(``"sync"``), in worker processes (``"subprocess"``) or in Ray actors (``"ray"``).
+
+Whatever the backend and gymnasium's autoreset mode, the contract of
+:class:`~rlkit.AbstractVectorEnv` (DESIGN.md section 7) holds: after ``act(actions)``,
+``state`` is what the policy acts on next (reset observations for the sub-envs that just
+finished), ``final_state`` the next observation of the transition just made (the real final
+observation where an episode ended), and no transition crosses a reset.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ..core.checks import positive_int
+from ..core.interfaces import AbstractVectorEnv
+from ..core.state import attribute_state, generator_state, load_attribute_state
+from ..core.state import set_generator_state as _set_generator_state
+from .gym import _SKIP, _layers
+
+__all__ = ["VectorGymEnv", "SubEnvError", "sub_env_seeds", "BACKENDS"]
+
+BACKENDS = ("sync", "subprocess", "ray")
+_MODES = {mode.value: mode for mode in gym.vector.AutoresetMode}
+
+
+class SubEnvError(RuntimeError):
+    """A sub-environment of a vector env raised; the message names it and its seed."""
+
+
+def sub_env_seeds(seed: int | np.random.SeedSequence | None, n_envs: int) -> list[int | None]:
+    """The seeds of the sub-envs of ``VectorGymEnv(..., n_envs, seed=seed)``.
+
+    The rule: ``np.random.SeedSequence(seed).spawn(n_envs)[i].generate_state(1)[0]`` (a 32-bit
+    integer) seeds sub-env ``i``'s first reset, exactly as ``GymEnv(id, seed=seeds[i])`` would;
+    later episodes continue each sub-env's own generator. ``seed=None``: every sub-env unseeded.
+
+    Example:
+        >>> sub_env_seeds(0, 2) == sub_env_seeds(0, 3)[:2]
+        True
+    """
+    n_envs = positive_int("sub_env_seeds", "n_envs", n_envs)
+    if seed is None:
+        return [None] * n_envs
+    sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return [int(child.generate_state(1)[0]) for child in sequence.spawn(n_envs)]
+
+
+# ---- the sub-environments: labelled so that errors name them; their state for checkpoints ----
+
+
+class _Labelled(gym.Wrapper):
+    """A sub-env that names itself (index and seed) in the errors it raises, and whose state
+    (the attributes of its wrapper chain, as ``GymEnv.state_dict`` saves them) is the
+    attribute ``rlkit_state`` (read and written through gymnasium's ``get_attr``/``set_attr``)."""
+
+    def __init__(self, env: gym.Env, index: int, seed: int | None, fast: bool = False) -> None:
+        super().__init__(env)
+        self.rlkit_label = f"sub-env {index} (seed {seed})"
+        if fast:  # in this process: no wrapper layer per step; _Group.step names the sub-env
+            self.step = env.step
+
+    def step(self, action: Any) -> Any:
+        try:
+            return self.env.step(action)
+        except Exception as error:
+            raise SubEnvError(f"{self.rlkit_label} raised in step: {error!r}") from error
+
+    def reset(self, **kwargs: Any) -> Any:
+        try:
+            return self.env.reset(**kwargs)
+        except Exception as error:
+            raise SubEnvError(f"{self.rlkit_label} raised in reset: {error!r}") from error
+
+    @property
+    def rlkit_state(self) -> dict[str, Any]:
+        layers = _layers(self.env)
+        return {
+            "layers": [
+                {
+                    "type": type(layer).__qualname__,
+                    "attributes": attribute_state(layer, exclude=_SKIP),
+                }
+                for layer in layers
+            ],
+            "spaces": [_space_rng(self.env.action_space), _space_rng(self.env.observation_space)],
+        }
+
+    @rlkit_state.setter
+    def rlkit_state(self, state: dict[str, Any]) -> None:
+        layers = _layers(self.env)
+        saved = [layer["type"] for layer in state["layers"]]
+        now = [type(layer).__qualname__ for layer in layers]
+        if saved != now:
+            raise ValueError(
+                f"{self.rlkit_label}: the saved wrapper chain {saved} differs from {now}"
+            )
+        for layer, layer_state in zip(layers, state["layers"], strict=True):
+            load_attribute_state(layer, layer_state["attributes"])
+        for space, rng_state in zip(
+            (self.env.action_space, self.env.observation_space), state["spaces"], strict=True
+        ):
+            if rng_state is not None:
+                _set_generator_state(space.np_random, rng_state)
+
+
+def _space_rng(space: gym.Space) -> dict[str, Any] | None:
+    rng = getattr(space, "_np_random", None)
+    return generator_state(rng) if isinstance(rng, np.random.Generator) else None
+
+
+class _Factory:
+    """Picklable constructor of one labelled sub-env (for worker processes and Ray actors)."""
+
+    def __init__(self, make: str | Callable[[], gym.Env], kwargs: dict, index: int, seed: Any):
+        self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
+        self.fast = False  # set by a group that steps its sub-envs in its own process
+
+    def __call__(self) -> gym.Env:
+        try:
+            env = (
+                gym.make(self.make, **self.kwargs) if isinstance(self.make, str) else self.make()
+            )
+        except Exception as error:
+            raise SubEnvError(
+                f"sub-env {self.index} (seed {self.seed}) could not be built: {error!r}"
+            ) from error
+        if not isinstance(env, gym.Env):
+            raise TypeError(
+                f"VectorGymEnv: the function of sub-env {self.index} must return a gymnasium.Env,"
+                f" got {type(env).__name__}: {env!r}"
+            )
+        return _Labelled(env, self.index, self.seed, self.fast)
+
+
+# ---- one group of sub-envs behind a gymnasium vector env, in rlkit's contract ----
+
+
+class _Group:
+    """A gymnasium vector env whose results are put into rlkit's contract, whatever its
+    autoreset mode: ``step`` returns ``(state, reward, terminated, truncated, final_state,
+    mask)`` with ``state`` already reset where an episode ended. The sync and subprocess
+    backends are one group; the Ray backend runs one group (a ``SyncVectorEnv``) per actor."""
+
+    def __init__(self, factories: list[_Factory], kind: str, mode: str, context: Any = None):
+        autoreset_mode = _MODES[mode]
+        self.in_process = kind != "subprocess"
+        for factory in factories:
+            factory.fast = self.in_process
+        if kind == "subprocess":
+            self.vec = gym.vector.AsyncVectorEnv(
+                factories, autoreset_mode=autoreset_mode, context=context
+            )
+        else:
+            self.vec = gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_mode)
+        self.same_step = autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
+        self.n = len(factories)
+
+    def ready(self) -> bool:
+        return True
+
+    def spaces(self) -> tuple[gym.Space, gym.Space]:
+        return self.vec.single_action_space, self.vec.single_observation_space
+
+    def reset(self, seeds: list[int | None]) -> tuple[np.ndarray, np.ndarray | None]:
+        state, info = self.vec.reset(seed=list(seeds))
+        return state, _mask(info, self.n)
+
+    def step(self, actions: Any) -> tuple:
+        try:
+            state, reward, terminated, truncated, info = self.vec.step(actions)
+        except SubEnvError:
+            raise
+        except Exception as error:
+            if self.in_process:  # name the sub-env SyncVectorEnv.step was stepping
+                index = _failing_index(error)
+                if index is not None:
+                    label = self.vec.envs[index].rlkit_label
+                    raise SubEnvError(f"{label} raised in step: {error!r}") from error
+            raise
+        done = terminated | truncated
+        mask = _mask(info, self.n)
+        final = state
+        if done.any():
+            if self.same_step:
+                final = state.copy()
+                for i in np.flatnonzero(done):
+                    final[i] = info["final_obs"][i]
+            else:  # NEXT_STEP and DISABLED: reset the finished sub-envs now
+                state, reset_info = self.vec.reset(options={"reset_mask": done})
+                state = state.copy() if state is final else state
+                reset_mask = _mask(reset_info, self.n)
+                if reset_mask is not None:
+                    mask = reset_mask if mask is None else np.where(done[:, None], reset_mask, mask)
+        return state, np.asarray(reward, np.float64), terminated, truncated, final, mask, done
+
+    def get_states(self) -> list[dict[str, Any]]:
+        return list(self.vec.get_attr("rlkit_state"))
+
+    def set_states(self, states: list[dict[str, Any]]) -> None:
+        self.vec.set_attr("rlkit_state", list(states))
+
+    def close(self, terminate: bool = False) -> None:
+        if isinstance(self.vec, gym.vector.AsyncVectorEnv):
+            self.vec.close(terminate=terminate)
+        else:
+            self.vec.close()
+
+
+def _failing_index(error: BaseException) -> int | None:
+    """The sub-env index ``SyncVectorEnv.step`` was at when ``error`` was raised."""
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code is _SYNC_STEP_CODE:
+            index = frame.f_locals.get("i")
+            return index if isinstance(index, int) else None
+        tb = tb.tb_next
+    return None
+
+
+_SYNC_STEP_CODE = gym.vector.SyncVectorEnv.step.__code__
+
+
+def _mask(info: dict[str, Any], n: int) -> np.ndarray | None:
+    """Per-sub-env legal-action masks from the vector ``info["action_mask"]`` (or None)."""
+    mask = info.get("action_mask")
+    return None if mask is None else np.asarray(mask, dtype=bool).reshape(n, -1)
+
+
+# ---- the public class ----
+
+
+class VectorGymEnv(AbstractVectorEnv):
+    """``n_envs`` gymnasium environments stepped together, as an :class:`rk.AbstractVectorEnv`.
+
+    Backends: ``"sync"`` (``gymnasium.vector.SyncVectorEnv``, in this process),
+    ``"subprocess"`` (``gymnasium.vector.AsyncVectorEnv``, one worker process per sub-env) and
+    ``"ray"`` (Ray actors, each stepping a group of sub-envs; ``pip install ray``; see
+    :mod:`rlkit.envs.ray_backend`). ``autoreset_mode`` (a ``gymnasium.vector.AutoresetMode`` or
+    its value; default ``SAME_STEP``) is gymnasium's; rlkit's contract is the same for each:
+
+    * ``state`` (shape ``(n_envs, *obs_shape)``): what the policy acts on next, the reset
+      observation for sub-envs whose episode ended at the last step;
+    * ``final_state``: the next observation of the transition just made, the real final one
+      where an episode ended, else equal to ``state``;
+    * ``reward`` (float64), ``is_terminated``, ``is_truncated`` (bool), shape ``(n_envs,)``;
+      ``done`` their OR; termination and truncation stay apart per sub-env;
+    * ``action_space``, ``state_space``: ONE sub-env's spaces;
+    * ``legal_action_mask``: ``(n_envs, n)`` from the sub-envs' ``info["action_mask"]``, or None.
+
+    Seeding: sub-env ``i`` is reset first with ``seeds[i]`` (:func:`sub_env_seeds`: children of
+    ``numpy.random.SeedSequence(seed)``), later episodes continue its own generator, so
+    ``VectorGymEnv(id, n, seed=s)`` makes exactly the transitions of the ``n`` single
+    ``rk.GymEnv(id, seed=env.seeds[i])``, on every backend. ``reset(seed)`` reseeds the same way.
+
+    Checkpoints (``state_dict``): the adapter's arrays and, for every sub-env, what
+    ``GymEnv.state_dict`` saves of a single env (the plain attributes of each wrapper layer and
+    the generators), read from the workers on the subprocess and Ray backends; restoring into a
+    vector env built the same way continues bit for bit on the sync and subprocess backends and
+    on Ray as well for such environments. Not restored: physics engines, emulators, renderers
+    and other non-plain state (as for ``GymEnv``); on Ray the actor layout (``n_actors``) must
+    match.
+
+    Args:
+        id_or_fns: a registered gymnasium id, or a list of ``n_envs`` functions returning
+            gymnasium environments (``n_envs`` may then be None).
+        n_envs: the number of sub-environments (>= 1).
+        backend: ``"sync"``, ``"subprocess"`` or ``"ray"``.
+        seed: int or ``SeedSequence`` seeding the sub-envs (None: unseeded).
+        autoreset_mode: gymnasium's autoreset mode of the underlying vector env(s).
+        context: multiprocessing start method of the subprocess backend (gymnasium's default).
+        n_actors: Ray actors (default: ``min(n_envs, cluster CPUs)``).
+        num_cpus: CPUs given to ``ray.init`` when Ray is not initialised yet (default 2).
+        **env_kwargs: passed to ``gymnasium.make`` with an id.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.VectorGymEnv("CartPole-v1", 4, seed=0)
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), env, rk.StopAfterNEpisodes(6),
+        ...               rk.TotalRewardPerEpisode())
+        >>> len(hook.rewards) >= 6, env.seeds == rk.envs.vector.sub_env_seeds(0, 4)
+        (True, True)
+        >>> env.close()
+    """
+
+    done: Any = None  # a plain attribute here (kept current in reset/act): cheaper than a property
+
+    def __init__(
+        self,
+        id_or_fns: str | Sequence[Callable[[], gym.Env]],
+        n_envs: int | None = None,
+        *,
+        backend: str = "sync",
+        seed: int | np.random.SeedSequence | None = None,
+        autoreset_mode: Any = gym.vector.AutoresetMode.SAME_STEP,
+        context: str | None = None,
+        n_actors: int | None = None,
+        num_cpus: int | None = None,
+        **env_kwargs: Any,
+    ) -> None:
+        makes = _makes("VectorGymEnv", id_or_fns, n_envs, env_kwargs)
+        self.n_envs = len(makes)
+        if backend not in BACKENDS:
+            raise ValueError(
+                f"VectorGymEnv: backend must be one of {BACKENDS}, got {backend!r}"
+            )
+        self.backend = backend
+        self.autoreset_mode = _mode(autoreset_mode)
+        self.id = id_or_fns if isinstance(id_or_fns, str) else None
+        self.env_kwargs = dict(env_kwargs)
+        self.seeds = sub_env_seeds(seed, self.n_envs)
+        self._pending_seeds: list[int | None] | None = self.seeds
+        factories = [
+            _Factory(make, self.env_kwargs, i, s)
+            for i, (make, s) in enumerate(zip(makes, self.seeds, strict=True))
+        ]
+        if backend == "ray":
+            from .ray_backend import RayGroups
+
+            self._group: Any = RayGroups(factories, self.autoreset_mode, n_actors, num_cpus)
+        else:
+            if n_actors is not None or num_cpus is not None:
+                raise TypeError(
+                    f"VectorGymEnv: n_actors and num_cpus are options of the 'ray' backend, not "
+                    f"of {backend!r}"
+                )
+            self._group = _Group(factories, backend, self.autoreset_mode, context)
+        self.action_space, self.state_space = self._group.spaces()
+        self._group_step = self._group.step
+        self._mask: np.ndarray | None = None
+        self.reward = np.zeros(self.n_envs)
+        self.is_terminated = np.zeros(self.n_envs, bool)
+        self.is_truncated = np.zeros(self.n_envs, bool)
+        self.done = np.zeros(self.n_envs, bool)
+        self._actions_shape = (self.n_envs, *(getattr(self.action_space, "shape", None) or ()))
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        """The gymnasium id of the sub-envs (``"fns"`` when built from functions)."""
+        return self.id if self.id is not None else "fns"
+
+    def __repr__(self) -> str:
+        what = self.name
+        return f"VectorGymEnv({what!r}, {self.n_envs}, backend={self.backend!r})"
+
+    @property
+    def legal_action_mask(self) -> np.ndarray | None:
+        return self._mask
+
+    def reset(self, seed: int | np.random.SeedSequence | None = None) -> None:
+        """Reset every sub-env. ``seed`` reseeds them by the rule of :func:`sub_env_seeds`;
+        without it the first reset uses the constructor's seeds and later ones continue each
+        sub-env's generator."""
+        if seed is not None:
+            seeds = sub_env_seeds(seed, self.n_envs)
+        else:
+            seeds = self._pending_seeds or [None] * self.n_envs
+        self._pending_seeds = None
+        state, mask = self._call("reset", seeds)
+        self.state = self.final_state = state
+        self._mask = mask
+        self.reward = np.zeros(self.n_envs)
+        self.is_terminated = np.zeros(self.n_envs, bool)
+        self.is_truncated = np.zeros(self.n_envs, bool)
+        self.done = np.zeros(self.n_envs, bool)
+        self.needs_reset = False
+
+    def act(self, actions: Any) -> None:
+        """One action per sub-env: an array (or sequence) of shape ``(n_envs, *action_shape)``."""
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        if actions.shape != self._actions_shape:
+            raise ValueError(
+                f"{self!r}: actions must have shape {self._actions_shape} (one action of "
+                f"{self.action_space} per sub-env), got shape {actions.shape}"
+            )
+        if self.needs_reset:
+            raise RuntimeError(f"{self!r}: call reset() before act()")
+        try:
+            out = self._group_step(actions)
+        except BaseException as error:
+            self._failed(error)
+            raise
+        (
+            self.state,
+            self.reward,
+            self.is_terminated,
+            self.is_truncated,
+            self.final_state,
+            self._mask,
+            self.done,
+        ) = out
+
+    def _call(self, method: str, *args: Any) -> Any:
+        """Call the backend; on any error close every worker, then raise (nothing hangs)."""
+        try:
+            return getattr(self._group, method)(*args)
+        except BaseException as error:
+            self._failed(error)
+            raise
+
+    def _failed(self, error: BaseException) -> None:
+        """Shut every worker down; raise a SubEnvError naming the sub-env when a worker's error
+        was one (re-raised by gymnasium or Ray in another type); else return (the caller
+        re-raises ``error``)."""
+        self._shut_down()
+        if isinstance(error, SubEnvError) or not isinstance(error, Exception):
+            return
+        cause = _sub_env_cause(error)
+        if cause is not None:
+            raise SubEnvError(f"{self!r}: {cause}") from error
+
+    def _shut_down(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                self._group.close(terminate=True)
+            except Exception:  # noqa: BLE001 - already failing: the first error matters
+                pass
+
+    def close(self) -> None:
+        """Close every sub-env and stop the workers (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._group.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        """The adapter's arrays and every sub-env's state (see the class docstring)."""
+        return {
+            "n_envs": self.n_envs,
+            "backend": self.backend,
+            "needs_reset": bool(self.needs_reset),
+            "pending_seeds": self._pending_seeds,
+            "state": _copy(self.state),
+            "final_state": _copy(self.final_state),
+            "reward": np.array(self.reward, dtype=np.float64),
+            "is_terminated": np.array(self.is_terminated, dtype=bool),
+            "is_truncated": np.array(self.is_truncated, dtype=bool),
+            "mask": None if self._mask is None else self._mask.copy(),
+            "sub_envs": self._call("get_states"),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved into a vector env built the same way."""
+        if int(state["n_envs"]) != self.n_envs:
+            raise ValueError(
+                f"{self!r}.load_state_dict: the checkpoint has {state['n_envs']} sub-envs, this "
+                f"env {self.n_envs}"
+            )
+        self._call("set_states", list(state["sub_envs"]))
+        self.needs_reset = bool(state["needs_reset"])
+        pending = state["pending_seeds"]
+        self._pending_seeds = None if pending is None else [
+            None if s is None else int(s) for s in pending
+        ]
+        self.state = _copy(state["state"])
+        self.final_state = _copy(state["final_state"])
+        self.reward = np.array(state["reward"], dtype=np.float64)
+        self.is_terminated = np.array(state["is_terminated"], dtype=bool)
+        self.is_truncated = np.array(state["is_truncated"], dtype=bool)
+        self.done = self.is_terminated | self.is_truncated
+        self._mask = None if state["mask"] is None else np.array(state["mask"], dtype=bool)
+
+
+def _copy(x: Any) -> Any:
+    return copy.deepcopy(x)
+
+
+def _makes(
+    owner: str, id_or_fns: Any, n_envs: Any, env_kwargs: dict[str, Any]
+) -> list[str | Callable[[], gym.Env]]:
+    if isinstance(id_or_fns, str):
+        n = positive_int(owner, "n_envs", n_envs)
+        return [id_or_fns] * n
+    if isinstance(id_or_fns, Sequence) and id_or_fns and all(callable(f) for f in id_or_fns):
+        if env_kwargs:
+            raise TypeError(
+                f"{owner}: keyword arguments {sorted(env_kwargs)} are only accepted with an "
+                f"environment id; got a list of functions"
+            )
+        if n_envs is not None and positive_int(owner, "n_envs", n_envs) != len(id_or_fns):
+            raise ValueError(
+                f"{owner}: n_envs={n_envs} but {len(id_or_fns)} environment functions were given"
+            )
+        return list(id_or_fns)
+    raise TypeError(
+        f"{owner}: expected a gymnasium id (str) or a non-empty list of functions returning "
+        f"gymnasium environments, got {type(id_or_fns).__name__}: {id_or_fns!r}"
+    )
+
+
+def _mode(mode: Any) -> str:
+    if isinstance(mode, gym.vector.AutoresetMode):
+        return mode.value
+    for value, member in _MODES.items():
+        if mode in (value, member.name):
+            return value
+    raise ValueError(
+        f"VectorGymEnv: autoreset_mode must be a gymnasium.vector.AutoresetMode (one of "
+        f"{[m.name for m in _MODES.values()]}), got {mode!r}"
+    )
+
+
+def _sub_env_cause(error: BaseException) -> str | None:
+    """The message of a sub-env error raised in a worker (re-raised by gymnasium or Ray)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, SubEnvError) or "sub-env " in str(current):
+            text = str(current)
+            start = text.find("sub-env ")
+            return text[start:].strip() if start >= 0 else text
+        current = current.__cause__ or getattr(current, "cause", None)
+    return None
