@@ -151,6 +151,8 @@ class NeuralNetworkApproximator(AbstractApproximator):
         loss.backward()
         if self.max_grad_norm is not None:
             self._grad_norm = nn.utils.clip_grad_norm_(self.parameters, self.max_grad_norm)
+        else:
+            self._grad_norm = None  # computed from the gradients when asked
         self.optimizer.step()
         if self.lr_scheduler is not None:
             self.lr_scheduler.step()
@@ -171,12 +173,14 @@ class NeuralNetworkApproximator(AbstractApproximator):
         return float(nn.utils.get_total_norm(grads))
 
     def state_dict(self) -> dict[str, Any]:
-        """Model, optimizer and scheduler states (tensors cloned) and the update counter."""
+        """Model, optimizer and scheduler states (tensors cloned), the update counter and the
+        gradient norm of the last step (so statistics read the same after a resume)."""
         return {
             "model": clone_tensors(self.model.state_dict()),
             "optimizer": clone_tensors(self.optimizer.state_dict()),
             "lr_scheduler": None if self.lr_scheduler is None else self.lr_scheduler.state_dict(),
             "updates": self.updates,
+            "grad_norm": self.grad_norm(),  # reported by rk.statistics until the next step
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -187,7 +191,8 @@ class NeuralNetworkApproximator(AbstractApproximator):
         if self.lr_scheduler is not None and state.get("lr_scheduler") is not None:
             self.lr_scheduler.load_state_dict(copy.deepcopy(state["lr_scheduler"]))
         self.updates = int(state["updates"])
-        self._grad_norm = None
+        grad_norm = state.get("grad_norm")  # absent in checkpoints of rlkit <= 0.1
+        self._grad_norm = None if grad_norm is None else torch.tensor(float(grad_norm))
 
 
 def _make_optimizer(optimizer: OptimizerLike, model: nn.Module, owner: str):

@@ -11,6 +11,7 @@ step size of the n-th update of an entry is 1/n; the counts are kept in ``.count
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -62,6 +63,34 @@ def _check_step_size(owner: str, step_size: Any) -> float | None:
     return finite_float(owner, "step_size", step_size, low=0, high=1, low_open=True)
 
 
+def _fits(space: Any, shape: tuple[int, ...]) -> bool | None:
+    """Whether every element of ``space`` indexes a table of ``shape`` (None: not a gymnasium
+    space, nothing to check)."""
+    if not isinstance(space, gym.Space):
+        return None
+    if isinstance(space, gym.spaces.Discrete):
+        parts: tuple = (space,)
+    elif isinstance(space, gym.spaces.Tuple):
+        parts = space.spaces
+    else:
+        return False
+    return len(parts) == len(shape) and all(
+        isinstance(p, gym.spaces.Discrete) and int(p.start) >= 0 and int(p.start + p.n) <= n
+        for p, n in zip(parts, shape, strict=False)
+    )
+
+
+def _describe(shape: tuple[int, ...]) -> str:
+    return f"{shape[0]} states" if len(shape) == 1 else f"states of shape {shape}"
+
+
+def _is_index(value: Any) -> bool:
+    """A Python or numpy integer (not a bool), or a 0-d integer array."""
+    if type(value) is int or isinstance(value, np.integer):
+        return True
+    return isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu"
+
+
 class _Table(AbstractApproximator):
     """Shared storage, construction checks and checkpoints of the two tables."""
 
@@ -75,6 +104,62 @@ class _Table(AbstractApproximator):
         self.step_size = _check_step_size(owner, step_size)
         self.table = np.full(shape, self.init, dtype=np.float64)
         self.counts = None if self.step_size is not None else np.zeros(shape, dtype=np.int64)
+
+    def check_state(self, state: Any) -> None:
+        """Refuse a state that does not index one entry of the table (``ValueError`` naming the
+        state and the valid range): numpy would take ``-1`` as the last row, a float or a
+        tuple of the wrong length as something else, and the table would silently be wrong."""
+        shape = self.state_shape
+        if len(shape) == 1:
+            if type(state) is int and 0 <= state < shape[0]:  # the common case, first
+                return
+            if _is_index(state) and 0 <= state < shape[0]:
+                return
+            expected = f"an integer in [0, {shape[0]})"
+        else:
+            if (
+                isinstance(state, tuple)
+                and len(state) == len(shape)
+                and all(_is_index(s) and 0 <= s < n for s, n in zip(state, shape, strict=True))
+            ):
+                return
+            expected = f"a tuple of {len(shape)} integers within {shape}"
+        raise ValueError(
+            f"{type(self).__name__}: state {state!r} does not index the table; expected "
+            f"{expected} (a tabular approximator needs the Discrete state space it was sized "
+            f"for)"
+        )
+
+    def check_spaces(self, state_space: Any, action_space: Any = None) -> None:
+        """Refuse spaces the table cannot index (called when a run is planned): the states of
+        ``state_space`` (and, for a Q table, the actions of ``action_space``) must be entries
+        of the table. Raises ``ValueError`` naming the table, the space and what fits."""
+        owner = type(self).__name__
+        rows = self.state_shape
+        fits = _fits(state_space, rows)
+        if fits is False:
+            raise ValueError(
+                f"{owner}: a table of {_describe(rows)} cannot index the states of the "
+                f"environment's state space {state_space}; expected a Discrete space of at most "
+                f"{rows[0] if len(rows) == 1 else rows} states starting at 0 (size the table "
+                f"with the space itself: {owner}(env.state_space, ...); for continuous states "
+                f"use rk.LinearQApproximator or rk.NeuralNetworkApproximator)"
+            )
+        n_actions = getattr(self, "n_actions", None)
+        if n_actions is not None and _fits(action_space, (n_actions,)) is False:
+            raise ValueError(
+                f"{owner}: a table of {n_actions} actions cannot index the actions of the "
+                f"environment's action space {action_space}; expected a Discrete space of at "
+                f"most {n_actions} actions starting at 0"
+            )
+
+    def check_target(self, state: Any, target: Any) -> None:
+        """Refuse a NaN or infinite update target (``ValueError`` naming it and the state)."""
+        if not -math.inf < target < math.inf:  # False for NaN too
+            raise ValueError(
+                f"{type(self).__name__}: the update target of state {state!r} is {target!r}; "
+                f"expected a finite number (a NaN or infinite reward?). The table is unchanged"
+            )
 
     def state_dict(self) -> dict[str, Any]:
         """The table (and the counts of a sample-average table), for checkpoints."""
@@ -157,13 +242,26 @@ class TabularQApproximator(_Table):
 
     def q(self, state: Any) -> np.ndarray:
         """The action values of ``state`` (a view: writing to it changes the table)."""
-        return self.table[state]
+        try:
+            return self.table[state]
+        except (IndexError, TypeError, ValueError):
+            self.check_state(state)  # a clear message naming the state and the range
+            raise
 
-    def __call__(self, state: Any) -> np.ndarray:
-        return self.table[state]
+    __call__ = q
 
     def update(self, state: Any, action: int, target: float) -> float:
-        """Move ``Q[state][action]`` towards ``target``; return the error before the update."""
+        """Move ``Q[state][action]`` towards ``target``; return the error before the update.
+
+        A state outside the table, an action outside ``[0, n_actions)`` or a target that is not
+        finite raise ``ValueError`` and change nothing."""
+        self.check_state(state)
+        if not (_is_index(action) and 0 <= action < self.n_actions):
+            raise ValueError(
+                f"TabularQApproximator: action {action!r} does not index the table; expected "
+                f"an integer in [0, {self.n_actions})"
+            )
+        self.check_target(state, target)
         row = self.table[state]
         error = target - row[action]
         if self.counts is None:
@@ -207,10 +305,17 @@ class TabularVApproximator(_Table):
         return f"TabularVApproximator({states}, init={self.init}, step_size={self.step_size})"
 
     def __call__(self, state: Any) -> float:
-        return self.table[state]
+        try:
+            return self.table[state]
+        except (IndexError, TypeError, ValueError):
+            self.check_state(state)  # a clear message naming the state and the range
+            raise
 
     def update(self, state: Any, target: float) -> float:
-        """Move ``V[state]`` towards ``target``; return the error before the update."""
+        """Move ``V[state]`` towards ``target``; return the error before the update (a state
+        outside the table or a target that is not finite raise ``ValueError``)."""
+        self.check_state(state)
+        self.check_target(state, target)
         table = self.table
         error = target - table[state]
         if self.counts is None:

@@ -35,6 +35,7 @@ __all__ = [
     "noop",
     "forward",
     "resolve",
+    "learning_methods",
     "PlanStep",
     "DispatchError",
     "where",
@@ -125,7 +126,9 @@ def compose(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks
 @_dispatch.abstract
 def restore(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks.checkpoint
     """``restore(source, policy, env, stop_condition, hook)``: load a saved run's state into its
-    objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``)."""
+    objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``). Returns True
+    when the saved run had already finished and there is nothing left to run (``rk.run`` then
+    returns at once)."""
 
 
 def collect_statistics(policy: Any) -> dict[str, float]:
@@ -212,6 +215,26 @@ def _short_path(file: str) -> str:
 
 def _type_names(types: tuple[type, ...]) -> str:
     return ", ".join(getattr(t, "__name__", repr(t)) for t in types)
+
+
+def learning_methods(learner: Any) -> list[str]:
+    """The ``update(learner, trajectory, env, stage)`` methods that apply to ``learner``, other
+    than the do-nothing default (:func:`noop`) and forwarders, as readable signatures."""
+    found = []
+    for method in update.methods:
+        types = method.signature.types
+        impl = method.implementation
+        if len(types) != 4 or getattr(impl, "__rlkit_noop__", False):
+            continue
+        if getattr(impl, "__rlkit_forward__", None) is not None:
+            continue
+        try:
+            applies = isinstance(learner, types[0])
+        except TypeError:  # a type isinstance cannot check
+            continue
+        if applies:
+            found.append(f"update({_type_names(types)})")
+    return found
 
 
 def resolve(function: Any, *args: Any, extra: tuple[type, ...] = ()) -> PlanStep | None:

@@ -34,6 +34,7 @@ __all__ = [
     "step_takes_action",
     "CHECK_MOMENTS",
     "bind_check",
+    "stop_answer",
 ]
 
 
@@ -401,6 +402,21 @@ class AbstractStopCondition:
 
 def bind_check(method: Callable[[Any, Any], bool], policy: Any, env: Any) -> Callable[[], bool]:
     def check() -> bool:
-        return method(policy, env)
+        answer = method(policy, env)
+        if answer is True or answer is False:
+            return answer
+        return stop_answer(method, answer)
 
     return check
+
+
+def stop_answer(check: Any, answer: Any) -> bool:
+    """A stop check's answer as a bool: ``True``/``False`` or a numpy bool; anything else (an
+    array, None, a number) raises ``TypeError`` naming the check and what it returned."""
+    if answer is True or answer is False or isinstance(answer, np.bool_):
+        return bool(answer)
+    name = getattr(check, "__qualname__", None) or type(check).__name__
+    raise TypeError(
+        f"stop condition {name} returned {type(answer).__name__} {answer!r:.80}; expected a "
+        f"bool (True to stop), e.g. bool((x > 0).all()) for an array"
+    )

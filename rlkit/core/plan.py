@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from .dispatch import PlanStep, where
+from .dispatch import PlanStep, learning_methods, where
 from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy
 from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
 from .stop_conditions import stop_plan
 
-__all__ = ["CallPlan", "build_plan", "explain", "hook_plan"]
+__all__ = ["CallPlan", "build_plan", "explain", "hook_plan", "evaluation_only"]
 
 # Who speaks first at each stage (DESIGN.md section 2): the hook before the policy only at
 # PreExperiment, the policy first everywhere else.
@@ -81,6 +84,7 @@ def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = No
     if isinstance(hook, AbstractHook):
         hook.attach(policy, env, stop_condition, hook)
     policy_plan = policy.plan(env)
+    _warn_if_it_cannot_learn(policy, env)
     hooks = {} if hook is None else hook_plan(hook, policy, env)
     plan = CallPlan()
     for stage in STAGES:
@@ -95,6 +99,41 @@ def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = No
     plan.stop_step = _then(plan.stop_step, after_step, "no step check")
     plan.stop_episode = _then(plan.stop_episode, after_episode, "no episode check")
     return plan
+
+
+_EVALUATION_ONLY: ContextVar[bool] = ContextVar("rlkit_evaluation_only", default=False)
+
+
+@contextlib.contextmanager
+def evaluation_only() -> Iterator[None]:
+    """Runs started inside are meant not to learn (``rk.evaluate``): a policy whose learner
+    could learn is run without the warning that it cannot."""
+    token = _EVALUATION_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _EVALUATION_ONLY.reset(token)
+
+
+def _warn_if_it_cannot_learn(policy: Any, env: Any) -> None:
+    """Warn when the run's policy holds a learner (``policy.learner``) that has learning
+    methods (``update(learner, trajectory, env, stage)`` other than the do-nothing default) but
+    is run directly, without a policy that records a trajectory (``rk.Agent``): nothing would
+    call those methods, so nothing would be learned."""
+    learner = getattr(policy, "learner", None)
+    if learner is None or _EVALUATION_ONLY.get() or getattr(policy, "evaluation_only", False):
+        return  # no learner, or meant for evaluation (rk.evaluate, a policy from rk.greedy)
+    found = learning_methods(learner)
+    if found:
+        warnings.warn(
+            f"run: {type(policy).__name__}'s learner {type(learner).__name__} has learning "
+            f"methods ({found[0]}{', ...' if len(found) > 1 else ''}), but the policy is run "
+            f"without an rk.Agent, which records the trajectory they learn from: nothing will "
+            f"be learned. Wrap it: rk.Agent(policy, trajectory) (e.g. rk.VectorSARTTrajectory() "
+            f"for tabular learners); to only evaluate a policy use rk.evaluate(policy, env).",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _then(check: PlanStep | None, after: list[PlanStep], nothing: str) -> PlanStep | None:

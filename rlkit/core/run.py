@@ -38,6 +38,8 @@ def run(
     ``resume_from`` (a checkpoint file, or a folder: its newest checkpoint) restores the policy,
     env, stop condition and hooks saved by an ``rk.CheckpointHook`` before the run starts, so
     the run continues exactly where the saved one was (the objects must be built the same way).
+    From the final checkpoint of a finished run whose stop condition is still satisfied, it
+    returns the restored hook at once, without running a step.
 
     Example:
         >>> import rlkit as rk
@@ -67,8 +69,8 @@ def run(
         )
     if stop_condition is None:
         raise TypeError("run: a stop_condition is required, e.g. rk.StopAfterNSteps(10_000)")
-    if resume_from is not None:
-        restore(resume_from, policy, env, stop_condition, hook)
+    if resume_from is not None and restore(resume_from, policy, env, stop_condition, hook) is True:
+        return hook  # the saved run had finished: nothing left to run
     plan = build_plan(policy, env, hook, stop_condition)
     if not plan.checks_stop:
         raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")

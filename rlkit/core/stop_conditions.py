@@ -21,7 +21,7 @@ from typing import Any
 
 from .checks import callable_name, check_callable, finite_float, positive_int
 from .dispatch import PlanStep, where
-from .interfaces import AbstractStopCondition, AbstractVectorEnv, bind_check
+from .interfaces import AbstractStopCondition, AbstractVectorEnv, bind_check, stop_answer
 from .state import load_parts, require_keys, state_count, state_or_none
 
 __all__ = [
@@ -435,8 +435,9 @@ class StopAll(_Composite):
 
 def _check(condition: Any, level: str, policy: Any, env: Any) -> bool:
     if isinstance(condition, AbstractStopCondition):
-        return bool(getattr(condition, level)(policy, env))
-    return bool(condition(policy, env)) if level == "step" else False
+        method = getattr(condition, level)
+        return stop_answer(method, method(policy, env))
+    return stop_answer(condition, condition(policy, env)) if level == "step" else False
 
 
 def _progress(condition: Any) -> tuple[float, float, str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections import deque
 from typing import Any
 
 import gymnasium as gym
@@ -136,8 +137,13 @@ class GymEnv(AbstractEnv):
         every layer of the wrapper chain (``TimeLimit``'s elapsed steps, ``OrderEnforcing``, ...,
         down to the unwrapped env) its plain attributes (numbers, strings, numpy arrays, lists,
         tuples and str-keyed dicts of those: CartPole's ``state``, toy-text's ``s`` and
-        ``lastaction``, Blackjack's hands) and the states of its numpy generators
-        (``np_random``); and the generators of the action and observation spaces.
+        ``lastaction``, Blackjack's hands), the states of its numpy generators (``np_random``),
+        its objects that hold only such data (the ``RunningMeanStd`` statistics of
+        ``NormalizeObservation`` and ``NormalizeReward``) and its deques of such data
+        (``RecordEpisodeStatistics``, ``FrameStackObservation``); and the generators of the
+        action and observation spaces. A wrapper that keeps any other kind of state (not a
+        function, space or environment) is refused with a ``TypeError`` naming the wrapper and
+        the attribute, rather than resumed without it.
 
         Not saved: anything else, e.g. physics engines (Box2D, MuJoCo), emulators (Atari),
         windows and renderers, or state kept in other objects. Such an environment resumes with
@@ -155,13 +161,7 @@ class GymEnv(AbstractEnv):
             "info": {
                 k: _own(v) for k, v in self.info.items() if isinstance(k, str) and is_plain(v)
             },
-            "layers": [
-                {
-                    "type": type(layer).__qualname__,
-                    "attributes": attribute_state(layer, exclude=_SKIP),
-                }
-                for layer in _layers(self.env)
-            ],
+            "layers": [_layer_state(self, layer) for layer in _layers(self.env)],
             "spaces": {
                 "action": _space_rng(self.action_space),
                 "observation": _space_rng(self.state_space),
@@ -178,7 +178,7 @@ class GymEnv(AbstractEnv):
                 f"environment's {now}"
             )
         for layer, layer_state in zip(_layers(self.env), state["layers"], strict=True):
-            load_attribute_state(layer, layer_state["attributes"])
+            _load_layer_state(layer, layer_state)
         for space, rng_state in (
             (self.action_space, state["spaces"]["action"]),
             (self.state_space, state["spaces"]["observation"]),
@@ -198,6 +198,63 @@ class GymEnv(AbstractEnv):
 
 # attributes of gymnasium layers that are configuration or caches, never episode state
 _SKIP = ("_saved_kwargs", "_cached_spec", "spec", "metadata", "_metadata")
+
+
+def _layer_state(owner: GymEnv, layer: gym.Env) -> dict[str, Any]:
+    """The state of one layer of the wrapper chain: plain attributes and generators, objects
+    holding only plain data, deques of plain data. A wrapper with any other state is refused."""
+    objects: dict[str, Any] = {}
+    deques: dict[str, Any] = {}
+    for name, value in vars(layer).items():
+        if name in _SKIP or _is_configuration(value) or is_plain(value):
+            continue
+        if isinstance(value, np.random.Generator):
+            continue  # in attribute_state
+        if isinstance(value, deque) and is_plain(list(value)):
+            deques[name] = {"items": copy.deepcopy(list(value)), "maxlen": value.maxlen}
+        elif _is_data_object(value):
+            objects[name] = attribute_state(value)
+        elif isinstance(layer, gym.Wrapper):
+            raise TypeError(
+                f"{owner!r}.state_dict: the wrapper {type(layer).__name__} keeps {name!r}, a "
+                f"{type(value).__name__}, which a checkpoint cannot save (only numbers, strings, "
+                f"numpy arrays and generators, lists, tuples, dicts and deques of those, and "
+                f"objects holding only those); this environment cannot be checkpointed with "
+                f"this wrapper"
+            )
+    return {
+        "type": type(layer).__qualname__,
+        "attributes": attribute_state(layer, exclude=_SKIP),
+        "objects": objects,
+        "deques": deques,
+    }
+
+
+def _load_layer_state(layer: gym.Env, state: dict[str, Any]) -> None:
+    load_attribute_state(layer, state["attributes"])
+    for name, saved in state.get("objects", {}).items():
+        target = getattr(layer, name, None)
+        if target is None or not _is_data_object(target):
+            raise ValueError(
+                f"{type(layer).__name__}: the checkpoint holds the state of {name!r}, which "
+                f"this layer has not"
+            )
+        load_attribute_state(target, saved)
+    for name, saved in state.get("deques", {}).items():
+        setattr(layer, name, deque(copy.deepcopy(saved["items"]), maxlen=saved["maxlen"]))
+
+
+def _is_configuration(value: Any) -> bool:
+    """Functions, classes, spaces and environments: set up when the layer is built."""
+    return callable(value) or isinstance(value, (gym.Env, gym.Space, type))
+
+
+def _is_data_object(value: Any) -> bool:
+    """An object whose attributes are all plain data or generators (e.g. ``RunningMeanStd``)."""
+    attributes = getattr(value, "__dict__", None)
+    if not attributes or isinstance(value, (gym.Env, gym.Space)):
+        return False
+    return all(is_plain(v) or isinstance(v, np.random.Generator) for v in attributes.values())
 
 
 def _layers(env: gym.Env) -> list[gym.Env]:

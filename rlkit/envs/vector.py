@@ -425,6 +425,20 @@ class VectorGymEnv(AbstractVectorEnv):
             except Exception:  # noqa: BLE001 - already failing: the first error matters
                 pass
 
+    def __deepcopy__(self, memo: dict) -> VectorGymEnv:
+        """A copy of a sync vector env; one whose sub-envs live in worker processes or Ray
+        actors cannot be copied (the copy would share, then close, the workers): TypeError."""
+        if self.backend != "sync":
+            raise TypeError(
+                f"VectorGymEnv: a {self.backend!r} vector env owns its workers and cannot be "
+                f"copied; build another one"
+            )
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for name, value in vars(self).items():
+            setattr(new, name, copy.deepcopy(value, memo))
+        return new
+
     def close(self) -> None:
         """Close every sub-env and stop the workers (idempotent)."""
         if not self._closed:

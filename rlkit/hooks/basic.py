@@ -58,11 +58,16 @@ class EmptyHook(AbstractHook):
 class ComposedHook(AbstractHook):
     """Hooks called in order at every stage; build it with ``a + b + c``.
 
+    ``hook[i]`` is the i-th hook; ``hook[SomeHookType]`` the first hook of that type (a
+    ``KeyError`` naming the parts when there is none).
+
     Example:
         >>> import rlkit as rk
         >>> hook = rk.TotalRewardPerEpisode() + rk.StepsPerEpisode()
         >>> [type(h).__name__ for h in hook.hooks]
         ['TotalRewardPerEpisode', 'StepsPerEpisode']
+        >>> hook[rk.StepsPerEpisode] is hook.hooks[1]
+        True
     """
 
     def __init__(self, *hooks: Any) -> None:
@@ -79,8 +84,28 @@ class ComposedHook(AbstractHook):
     def __repr__(self) -> str:
         return " + ".join(repr(h) for h in self.hooks)
 
-    def __getitem__(self, index: int) -> Any:
-        return self.hooks[index]
+    def __getitem__(self, key: int | slice | type) -> Any:
+        if isinstance(key, type):
+            found = find_hook(self, key)
+            if found is None:
+                raise KeyError(
+                    f"ComposedHook: no {key.__name__} among its hooks "
+                    f"{[type(h).__name__ for h in self.hooks]}"
+                )
+            return found
+        return self.hooks[key]
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes a ComposedHook does not have: point to the part that does
+        if name.startswith("__") or name == "hooks":
+            raise AttributeError(name)
+        owners = [_public(type(h)) for h in self.__dict__.get("hooks", ()) if hasattr(h, name)]
+        hint = (
+            f"; its part {owners[0]} has it: use hook[{owners[0]}].{name}"
+            if owners
+            else f"; its parts are {[type(h).__name__ for h in self.__dict__.get('hooks', ())]}"
+        )
+        raise AttributeError(f"a composed hook (a + b) has no attribute {name!r}{hint}")
 
     def __call__(self, stage: AbstractStage, policy: Any, env: Any, action: Any = None) -> None:
         for h in self.hooks:
@@ -106,6 +131,11 @@ class ComposedHook(AbstractHook):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         load_parts("ComposedHook", "hooks", self.hooks, state)
+
+
+def _public(cls: type) -> str:
+    """``rk.Name`` for rlkit's classes, else the class name."""
+    return f"rk.{cls.__name__}" if cls.__module__.startswith("rlkit.") else cls.__name__
 
 
 @compose.dispatch

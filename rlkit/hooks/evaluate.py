@@ -9,6 +9,8 @@ import numpy as np
 
 from ..core.checks import positive_int
 from ..core.dispatch import greedy
+from ..core.interfaces import AbstractEnv
+from ..core.plan import evaluation_only
 from ..core.run import run
 from ..core.seeding import int_seed, spawn_seeds
 from ..core.stop_conditions import StopAfterNEpisodes
@@ -49,6 +51,12 @@ def evaluate(
         (5, True)
     """
     n_episodes = positive_int("evaluate", "n_episodes", n_episodes)
+    if not isinstance(env, AbstractEnv):
+        hint = f"rk.GymEnv({env!r})" if isinstance(env, str) else "rk.GymEnv(env)"
+        raise TypeError(
+            f"evaluate: env must be an rk.AbstractEnv (wrap gymnasium environments: {hint}), "
+            f"got {type(env).__name__}: {env!r}"
+        )
     if seed is None:
         env_seed, explorer_seed = None, None
     else:
@@ -56,6 +64,7 @@ def evaluate(
         env_seed = int_seed(env_sequence)
     evaluated = greedy(policy, explorer_seed)
     env.reset(seed=env_seed)  # the run continues this fresh episode
-    hook = run(evaluated, env, StopAfterNEpisodes(int(n_episodes)), TotalRewardPerEpisode())
+    with evaluation_only():  # nothing is meant to learn here
+        hook = run(evaluated, env, StopAfterNEpisodes(int(n_episodes)), TotalRewardPerEpisode())
     returns = np.asarray(hook.rewards, dtype=np.float64)
     return EvaluationResult(float(returns.mean()), float(returns.std()), tuple(returns.tolist()))

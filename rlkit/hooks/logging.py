@@ -238,7 +238,9 @@ class TensorBoardLogger(AbstractLogger):
     PostEpisode at most every ``flush_every_s`` seconds and closed at PostExperiment (a later run
     opens a new event file in the same ``logdir``; TensorBoard shows them as one run). A logger
     restored with ``load_state_dict`` purges events at or after its restored step, so a resumed
-    run does not show the steps after the checkpoint twice.
+    run does not show the steps after the checkpoint twice; a fresh logger purges the events
+    earlier runs left in ``logdir`` (a run restarted from scratch in the same folder replaces
+    them rather than showing its steps twice).
 
     Needs the ``tensorboard`` package: ``pip install tensorboard``.
 
@@ -263,7 +265,9 @@ class TensorBoardLogger(AbstractLogger):
             "TensorBoardLogger", "flush_every_s", flush_every_s, low=0
         )
         self.writer: Any = None
-        self._purge_step: int | None = None
+        # A fresh logger replaces what an earlier run (e.g. one killed before its first
+        # checkpoint) left in logdir: TensorBoard hides those events (purge from step 0).
+        self._purge_step: int | None = 0
         self._last_flush = 0.0
 
     def __repr__(self) -> str:
@@ -328,7 +332,10 @@ class _FileLogger(AbstractLogger):
         super().__init__(stats_every_n_steps=stats_every_n_steps)
         self.path = os.fspath(path)
         if os.path.isdir(self.path):
-            raise ValueError(f"{type(self).__name__}: path {self.path!r} is a directory")
+            raise ValueError(
+                f"{type(self).__name__}: path {self.path!r} is a directory; expected the path "
+                f"of a file to write, e.g. {os.path.join(self.path, 'episodes.csv')!r}"
+            )
         self.append = bool(append)
         self.file: Any = None
         self._offset: int | None = None  # bytes of the file written so far (None: not started)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.checks import is_int
 from ..core.dispatch import DispatchError, PlanStep, greedy, noop, resolve, update
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
@@ -26,17 +27,27 @@ class Agent(AbstractPolicy):
         10
     """
 
-    def __init__(self, policy: AbstractPolicy, trajectory: AbstractTrajectory) -> None:
+    def __init__(
+        self, policy: AbstractPolicy, trajectory: AbstractTrajectory | None = None
+    ) -> None:
         if not isinstance(policy, AbstractPolicy):
             raise TypeError(
                 f"Agent: policy must be an rk.AbstractPolicy, got {type(policy).__name__}: "
                 f"{policy!r}"
+            )
+        if trajectory is None:  # the default only to say this (the trajectory is required)
+            raise TypeError(
+                "Agent(policy, trajectory): the trajectory the policy records into and learns "
+                "from is required, e.g. rk.Agent(policy, rk.VectorSARTTrajectory()) for tabular "
+                "learners or rk.Agent(policy, rk.CircularArraySARTTrajectory(capacity, "
+                "env.state_space, env.action_space)) for DQN"
             )
         if not isinstance(trajectory, AbstractTrajectory):
             raise TypeError(
                 f"Agent: trajectory must be an rk.AbstractTrajectory, got "
                 f"{type(trajectory).__name__}: {trajectory!r}"
             )
+        _check_batch_fits(policy, trajectory)
         self.policy = policy
         self.trajectory = trajectory
 
@@ -88,6 +99,20 @@ class Agent(AbstractPolicy):
                 f"it supports."
             )
         return plan
+
+
+def _check_batch_fits(policy: Any, trajectory: Any) -> None:
+    """A learner that samples batches larger than the trajectory can hold would fail only
+    after its warm-up: refuse the pair here."""
+    sampler = getattr(getattr(policy, "learner", None), "sampler", None)
+    batch_size = getattr(sampler, "batch_size", None)
+    capacity = getattr(trajectory, "capacity", None)
+    if is_int(batch_size) and is_int(capacity) and batch_size > capacity:
+        raise ValueError(
+            f"Agent: the learner's sampler draws batches of batch_size={batch_size} transitions, "
+            f"more than the trajectory holds (capacity={capacity}); expected batch_size <= "
+            f"capacity: give the trajectory a larger capacity or the sampler a smaller batch"
+        )
 
 
 def _ignoring_action(step: PlanStep) -> PlanStep:

@@ -18,7 +18,7 @@ from ..core.stages import AbstractStage
 from ..core.state import get_state
 from .explorers import AbstractExplorer, GreedyExplorer
 
-__all__ = ["QBasedPolicy"]
+__all__ = ["QBasedPolicy", "check_spaces"]
 
 
 class QBasedPolicy(AbstractPolicy):
@@ -73,6 +73,13 @@ class QBasedPolicy(AbstractPolicy):
             return self.explorer.batch(values, env.legal_action_mask)
         return self.explorer(values, env.legal_action_mask)
 
+    def plan(self, env: Any) -> dict:
+        """Nothing to call at the stages (learning is the learner's, through an Agent); checks
+        at plan time that the learner's approximator fits the env's spaces (a table sized
+        with integers on a Box state space fails here, not at the first step)."""
+        check_spaces(self.learner, env, with_actions=True)
+        return super().plan(env)
+
     def prob(self, env: Any) -> np.ndarray:
         """The probability of each action in ``env``'s current state (does not change the
         explorer)."""
@@ -86,6 +93,14 @@ class QBasedPolicy(AbstractPolicy):
         """Restore a state saved by :meth:`state_dict`."""
         self.learner.load_state_dict(state["learner"])
         self.explorer.load_state_dict(state["explorer"])
+
+
+def check_spaces(learner: Any, env: Any, *, with_actions: bool) -> None:
+    """``learner.approximator.check_spaces(state_space[, action_space])`` where it exists."""
+    check = getattr(getattr(learner, "approximator", None), "check_spaces", None)
+    if callable(check):
+        state_space = getattr(env, "state_space", None)
+        check(state_space, getattr(env, "action_space", None) if with_actions else None)
 
 
 # ---- every stage: learning is the learner's ----
@@ -104,4 +119,6 @@ def _(
 # ---- greedy: the same learner (shared, not copied) acting with a GreedyExplorer ----
 @greedy.dispatch
 def _(policy: QBasedPolicy, seed: object = None, /):
-    return QBasedPolicy(policy.learner, GreedyExplorer(seed=0 if seed is None else seed))
+    evaluated = QBasedPolicy(policy.learner, GreedyExplorer(seed=0 if seed is None else seed))
+    evaluated.evaluation_only = True  # run alone without the "cannot learn" warning
+    return evaluated

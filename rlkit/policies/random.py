@@ -48,7 +48,14 @@ class RandomPolicy(AbstractPolicy):
         if type(space) is gym.spaces.Discrete:
             if mask is None:
                 return space.start + self.rng.integers(space.n)
-            return space.start + self.rng.choice(np.flatnonzero(mask))
+            legal = np.flatnonzero(mask)
+            if legal.size == 0:
+                raise ValueError(
+                    f"RandomPolicy: the legal-action mask of {env!r} allows no action "
+                    f"(all {len(mask)} entries are False); expected at least one legal action "
+                    f"in a state that is not done"
+                )
+            return space.start + self.rng.choice(legal)
         return (
             self._own_copy(space).sample(mask=mask)
             if mask is not None

@@ -9,6 +9,7 @@ from ..core.dispatch import forward, update
 from ..core.interfaces import AbstractEnv, AbstractLearner, AbstractPolicy, AbstractTrajectory
 from ..core.stages import AbstractStage
 from ..core.state import get_state
+from .q_based import check_spaces
 
 __all__ = ["VBasedPolicy"]
 
@@ -53,6 +54,11 @@ class VBasedPolicy(AbstractPolicy):
 
     def __repr__(self) -> str:
         return f"VBasedPolicy({self.learner!r}, {self.mapper!r})"
+
+    def plan(self, env: Any) -> dict:
+        """Checks at plan time that the learner's approximator fits the env's state space."""
+        check_spaces(self.learner, env, with_actions=False)
+        return super().plan(env)
 
     def act(self, env: Any) -> Any:
         if self._mapper_is_policy:

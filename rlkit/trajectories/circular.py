@@ -132,6 +132,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     # ---- writing: what the recording methods below call ----
     def begin_transition(self, state: Any, action: Any) -> None:
         """Copy ``state`` and ``action`` into the slot at the head (PreAct)."""
+        if getattr(state, "shape", None) != self.state_shape:
+            self._check_shape("state", state)
         head = self.head
         self.state[head] = state
         self.action[head] = action
@@ -141,6 +143,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self, reward: float, terminal: bool, truncated: bool, next_state: Any
     ) -> None:
         """Complete the transition at the head and advance the head (PostAct)."""
+        if getattr(next_state, "shape", None) != self.state_shape:
+            self._check_shape("next state", next_state)
         head = self.head
         self.reward[head] = reward
         self.terminal[head] = terminal
@@ -149,6 +153,16 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.head = head + 1 if head + 1 < self.capacity else 0
         self.n_inserted += 1
         self.pending = False
+
+    def _check_shape(self, what: str, state: Any) -> None:
+        """Refuse an observation whose shape is not the buffer's (numpy would broadcast a
+        scalar or a length-1 array into every slot entry, or fail with a bare message)."""
+        shape = np.shape(state)
+        if shape != self.state_shape:
+            raise ValueError(
+                f"{type(self).__name__}: the {what} to record has shape {shape}, expected "
+                f"{self.state_shape} (the state space it was built for); got {state!r:.80}"
+            )
 
     def begin_transitions(self, states: Any, actions: Any) -> None:
         """Copy a vector env's batch of states and actions into the ``len(states)`` slots from

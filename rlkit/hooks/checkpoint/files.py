@@ -80,17 +80,35 @@ def latest_checkpoint(folder: str | os.PathLike) -> Path | None:
 
 
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """The checkpoint file ``path`` names: itself, or the newest checkpoint of a folder.
+
+    A folder's entry must be a file of the folder: a link that leads out of the folder (or to
+    something that is not a regular file) is refused with :class:`CheckpointError`.
+    """
     path = Path(path)
     if path.is_dir():
         latest = latest_checkpoint(path)
         if latest is None:
             raise CheckpointError(f"no checkpoint in {path} (expected checkpoint-<step> files)")
+        _check_inside(path, latest)
         return latest
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
     return path
 
 
+
+
+def _check_inside(folder: Path, entry: Path) -> None:
+    """Refuse a folder entry that is a link out of the folder, or not a regular file."""
+    target = entry.resolve()
+    if entry.is_symlink() and target.parent != folder.resolve():
+        raise CheckpointError(
+            f"{entry} is a symbolic link to {target}, outside the checkpoint folder {folder}; "
+            f"refusing to load it (copy the file into the folder if it is meant to be loaded)"
+        )
+    if not target.is_file():
+        raise CheckpointError(f"{entry} is not a regular file; refusing to load it")
 
 
 def is_temporary(name: str) -> bool:

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.checks import ArgumentTypeError
+
 __all__ = [
     "CheckpointError",
     "FORMAT",
@@ -43,6 +45,7 @@ __all__ = [
     "serialise",
     "read_checkpoint",
     "checked_format",
+    "checked_metadata",
 ]
 
 
@@ -62,6 +65,62 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be written or read: corrupt, truncated, of another format
     version, holding pickled code, or not matching the objects it is loaded into."""
 
+
+
+# ---------------------------------------------------------------------------------------------
+# user metadata: JSON data, checked where it is given
+
+_METADATA_DEPTH = 32
+
+
+def checked_metadata(owner: str, metadata: Any) -> dict[str, Any]:
+    """``metadata`` (a dict of JSON data) copied, or None as ``{}``; raises ``TypeError`` or
+    ``ValueError`` naming the offending entry: not JSON data, a NaN or infinite float, a key
+    that is not a string, or nesting deeper than 32 levels."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise ArgumentTypeError(
+            f"{owner}: metadata must be a dict of JSON data, got {type(metadata).__name__}: "
+            f"{metadata!r:.80}"
+        )
+    _check_json(owner, metadata, "metadata", 0)
+    return json.loads(json.dumps(metadata))
+
+
+def _check_json(owner: str, x: Any, path: str, depth: int) -> None:
+    if depth > _METADATA_DEPTH:
+        raise ValueError(
+            f"{owner}: metadata must be JSON data nested at most {_METADATA_DEPTH} levels deep; "
+            f"it is nested more than {_METADATA_DEPTH} levels (at {path}): "
+            f"expected a shallow dict of JSON data (e.g. experiment name, seed, settings)"
+        )
+    if x is None or isinstance(x, (bool, str, int)):
+        return
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise ValueError(
+                f"{owner}: metadata must be JSON data: {path} is {x!r}; expected JSON data, "
+                f"which has no NaN or infinity (store it as a string or None)"
+            )
+        return
+    if isinstance(x, (list, tuple)):
+        for i, v in enumerate(x):
+            _check_json(owner, v, f"{path}[{i}]", depth + 1)
+        return
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if not isinstance(k, str):
+                raise ArgumentTypeError(
+                    f"{owner}: metadata must be JSON data: {path} has the key {k!r}; JSON keys "
+                    f"are strings"
+                )
+            _check_json(owner, v, f"{path}[{k!r}]", depth + 1)
+        return
+    raise ArgumentTypeError(
+        f"{owner}: metadata must be JSON data: {path} is a {type(x).__name__} ({x!r:.60}) "
+        f"(expected dicts, lists, strings, finite numbers, bools and None)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,18 +21,18 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
 from ...core.checks import optional_positive_int
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
-from ...core.state import has_state
+from ...core.state import get_state, has_state
 from ...core.stop_conditions import StopSignal
 from .files import is_temporary, list_checkpoints
-from .format import checked_format
+from .format import checked_format, checked_metadata
 from .run_state import load_checkpoint, save_checkpoint
 
 __all__ = ["CheckpointHook"]
@@ -56,6 +56,10 @@ class CheckpointHook(AbstractHook):
 
     When the stop condition ends the run, a final checkpoint is written (marked ``finished``,
     unless a ``StopSignal`` in the condition, e.g. Ctrl-C, ended it: then resuming continues).
+    Resuming from a finished checkpoint (a process killed after its final checkpoint, then
+    started again) restores the run and runs nothing when the stop condition is still
+    satisfied (its ``progress()`` reached, or unknown: then with a warning); a stop condition
+    with a larger budget (e.g. ``StopAfterNSteps`` with a larger ``n``) continues the run.
     When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
     step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
     checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
@@ -99,15 +103,16 @@ class CheckpointHook(AbstractHook):
         metadata: dict[str, Any] | None = None,
     ) -> None:
         self.dir = Path(dir)
+        if self.dir.exists() and not self.dir.is_dir():
+            raise ValueError(
+                f"{_NAME}: dir {str(self.dir)!r} is an existing file; expected a folder for the "
+                f"checkpoints (created if missing)"
+            )
         self.every_n_steps = optional_positive_int(_NAME, "every_n_steps", every_n_steps)
         self.every_n_episodes = optional_positive_int(_NAME, "every_n_episodes", every_n_episodes)
         self.keep_last = optional_positive_int(_NAME, "keep_last", keep_last)
         self.format = checked_format(format)
-        self.metadata = dict(metadata or {})
-        try:
-            json.dumps(self.metadata, allow_nan=False)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"CheckpointHook: metadata must be JSON data, got {error}") from None
+        self.metadata = checked_metadata(_NAME, metadata)
         self.steps = 0
         self.episodes = 0
         self.last_path: Path | None = None
@@ -139,6 +144,7 @@ class CheckpointHook(AbstractHook):
                     f"stateful object of a checkpointed run implements state_dict() and "
                     f"load_state_dict(state)"
                 )
+        get_state(env)  # an env that cannot be saved (e.g. a wrapper's state) fails before a step
         self._run = (policy, env, stop_condition, hook)
 
     # ---- PreExperiment: a fresh start of the boundary bookkeeping ----
@@ -255,7 +261,32 @@ class CheckpointHook(AbstractHook):
 # ---- rk.run(..., resume_from=source): restore the saved run before it continues ----
 @restore.dispatch
 def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
-    load_checkpoint(source, policy, env, stop, hook)
+    """Load the checkpoint; True (nothing left to run) when it is the final checkpoint of a
+    finished run and the restored stop condition is still satisfied."""
+    info = load_checkpoint(source, policy, env, stop, hook)
+    if not info.finished:
+        return False
+    satisfied = _satisfied(stop)
+    if satisfied is None:
+        warnings.warn(
+            f"rk.run: {info.path} is the final checkpoint of a finished run (step {info.step}) "
+            f"and the stop condition {stop!r} cannot tell whether it is still satisfied: the "
+            f"state is restored and nothing is run. To run a finished run further, load it with "
+            f"rlkit.hooks.checkpoint.load_checkpoint(...) and call rk.run without resume_from.",
+            stacklevel=3,
+        )
+        return True
+    return satisfied
+
+
+def _satisfied(stop: Any) -> bool | None:
+    """Whether a stop condition's ``progress()`` says it is reached (None: it cannot tell)."""
+    progress = getattr(stop, "progress", None)
+    found = progress() if callable(progress) else None
+    if found is None:
+        return None
+    done, total, _ = found
+    return bool(done >= total)
 
 
 def _signal_set(condition: Any) -> bool:

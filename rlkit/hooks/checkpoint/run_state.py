@@ -7,9 +7,12 @@ restores them.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,13 @@ from typing import Any
 from ...core.state import attribute_state, get_state, has_state, load_attribute_state, set_state
 from ..basic import ComposedHook
 from .files import atomic_write, resolve_checkpoint
-from .format import CheckpointError, checked_format, read_checkpoint, serialise
+from .format import (
+    CheckpointError,
+    checked_format,
+    checked_metadata,
+    read_checkpoint,
+    serialise,
+)
 
 __all__ = ["CheckpointInfo", "save_checkpoint", "load_checkpoint", "saves_run", "checkpoint_hooks"]
 
@@ -125,7 +134,7 @@ def save_checkpoint(
             "finished": bool(finished),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "rlkit_version": _rlkit_version(),
-            "metadata": dict(metadata or {}),
+            "metadata": checked_metadata("save_checkpoint", metadata),
         },
         "policy": _required(policy, "policy"),
         "env": _required(env, "env"),
@@ -155,21 +164,29 @@ def load_checkpoint(
 
     The objects must be built the same way as those saved (same classes, same hook chain);
     checkpoint hooks in ``hook`` get the saved step and episode counters. The whole file is read
-    and checked before anything is changed. Raises :class:`CheckpointError` naming the file.
+    and checked before anything is changed: each saved state is first loaded into a deep copy
+    of its object, so a state that does not fit (network shapes, replay capacity, wrappers,
+    settings) raises :class:`CheckpointError` naming the file and the object, and leaves every
+    object as it was. (An object that cannot be copied is restored to its previous state if its
+    load fails.)
     """
     path = resolve_checkpoint(path)
     payload = read_checkpoint(path)
     _check_types(path, payload, policy, env, stop_condition, hook)
-    try:
-        set_state(policy, payload["policy"]["state"])
-        set_state(env, payload["env"]["state"])
-        if stop_condition is not None and payload["stop_condition"] is not None:
-            _load_part(stop_condition, payload["stop_condition"])
-        for h, saved in zip(_hooks(hook), payload["hooks"], strict=False):
-            _load_part(h, saved)
-    except (KeyError, TypeError, ValueError) as error:
+    loads = _loads(payload, policy, env, stop_condition, hook)
+    for what, obj, load in loads:  # check everything first: load into copies
+        _trial(path, what, obj, load)
+    snapshots = [(obj, copy.deepcopy(_part(obj))) for _, obj, _ in loads]
+    try:  # then change everything
+        for _, obj, load in loads:
+            load(obj)
+    except Exception as error:  # e.g. an object that could not be copied for the trial
+        for obj, saved in snapshots:  # put back what was there
+            with contextlib.suppress(Exception):
+                _load_part(obj, saved)
         raise CheckpointError(
-            f"{path}: the checkpoint does not fit the objects it is loaded into: {error}"
+            f"{path}: the checkpoint does not fit the objects it is loaded into "
+            f"({type(error).__name__}: {error}); nothing was changed"
         ) from error
     meta = payload["meta"]
     for h in checkpoint_hooks(hook) if hook is not None else ():
@@ -189,6 +206,48 @@ def load_checkpoint(
     )
 
 
+
+
+def _loads(
+    payload: dict, policy: Any, env: Any, stop_condition: Any, hook: Any
+) -> list[tuple[str, Any, Callable[[Any], None]]]:
+    """``(what, object, load)`` for every object a checkpoint restores, ``load(obj)`` putting
+    the saved state into ``obj`` (or into a copy of it)."""
+    loads: list[tuple[str, Any, Callable[[Any], None]]] = [
+        (f"policy {type(policy).__qualname__}", policy, _setter(payload["policy"]["state"])),
+        (f"env {env!r}", env, _setter(payload["env"]["state"])),
+    ]
+    if stop_condition is not None and payload["stop_condition"] is not None:
+        saved = payload["stop_condition"]
+        loads.append((f"stop condition {stop_condition!r}", stop_condition, _part_loader(saved)))
+    for h, saved in zip(_hooks(hook), payload["hooks"], strict=False):
+        loads.append((f"hook {type(h).__qualname__}", h, _part_loader(saved)))
+    return loads
+
+
+def _setter(state: Any) -> Callable[[Any], None]:
+    return lambda obj: set_state(obj, state)
+
+
+def _part_loader(saved: dict[str, Any]) -> Callable[[Any], None]:
+    return lambda obj: _load_part(obj, saved)
+
+
+def _trial(path: Path, what: str, obj: Any, load: Callable[[Any], None]) -> None:
+    """Load into a deep copy of ``obj``: a state that does not fit raises here, before anything
+    is changed. An object that cannot be copied is checked when it is loaded (and restored to
+    its state before the load if anything fails)."""
+    try:
+        trial = copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - not copyable (open handles, ...): checked at load time
+        return
+    try:
+        load(trial)
+    except Exception as error:  # noqa: BLE001 - whatever the object raises: it does not fit
+        raise CheckpointError(
+            f"{path} does not fit the {what} it is loaded into: {type(error).__name__}: "
+            f"{error}; nothing was changed"
+        ) from error
 
 
 def _check_types(

@@ -15,6 +15,7 @@ returns are used like any other. Prefer termination, or a time limit long enough
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -135,7 +136,11 @@ class MonteCarloLearner(AbstractLearner):
     # ---- learning from one finished episode ----
     def learn(self, states: list, actions: list, rewards: list) -> None:
         """Learn from one episode given as lists (``rewards[t]`` follows ``actions[t]`` taken in
-        ``states[t]``); what PostEpisode does with the trajectory's current episode."""
+        ``states[t]``); what PostEpisode does with the trajectory's current episode.
+
+        The whole episode is checked before the table changes: a state outside the table or a
+        reward that is not finite raises ``ValueError`` naming it."""
+        self._check_episode(states, rewards)
         first = self._first_visits(states, actions) if self.kind == "first_visit" else None
         gamma, g, w = self.gamma, 0.0, 1.0
         for t in range(len(rewards) - 1, -1, -1):
@@ -158,6 +163,16 @@ class MonteCarloLearner(AbstractLearner):
             if self._q:  # Q: the pair's own action is given, the weight starts after it
                 w *= ratio
         self.episode_return = g
+
+    def _check_episode(self, states: list, rewards: list) -> None:
+        for t, reward in enumerate(rewards):
+            if not math.isfinite(reward):
+                raise ValueError(
+                    f"{type(self).__name__}: reward {reward!r} at step {t} of the episode is "
+                    f"not finite; the table is unchanged"
+                )
+        for state in states[: len(rewards)]:
+            self.approximator.check_state(state)
 
     def _first_visits(self, states: list, actions: list) -> list[bool]:
         seen: set = set()

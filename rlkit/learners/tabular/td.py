@@ -28,6 +28,7 @@ legal actions.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,8 @@ from ...core.dispatch import statistics, update
 from ...core.interfaces import AbstractEnv, AbstractLearner
 from ...core.stages import PostActStage, PreActStage
 from ...trajectories.episodic import VectorSARTTrajectory
+
+_INF = float("inf")
 
 __all__ = [
     "TDLearner",
@@ -141,7 +144,11 @@ class TDLearner(AbstractLearner):
     def __call__(self, env: AbstractEnv) -> Any:
         approximator = self.approximator
         if type(approximator) is TabularQApproximator:
-            return approximator.table[env.state]  # = approximator.q(env.state), one call less
+            try:
+                return approximator.table[env.state]  # = approximator.q(env.state), one call less
+            except (IndexError, TypeError, ValueError):
+                approximator.check_state(env.state)  # names the state and the valid range
+                raise
         return approximator.q(env.state)
 
     # ---- one n-step update: transition tau with the window [tau, h) of the trajectory ----
@@ -190,6 +197,12 @@ class TDLearner(AbstractLearner):
         self.n = int(state["n"])
         self.td_error = float(state["td_error"])
         self.approximator.load_state_dict(state["approximator"])
+
+
+# help(TDLearner) and inspect.signature show the constructor's parameters, not __new__'s
+TDLearner.__new__.__signature__ = inspect.signature(TDLearner.__init__).replace(  # type: ignore[attr-defined]
+    return_annotation=inspect.Signature.empty
+)
 
 
 class TD0Learner(TDLearner):
@@ -442,14 +455,21 @@ def _(
     # Same arithmetic as approximator.update, with Python floats: max() of a short list and
     # row.item() are several times cheaper than ndarray.max() and numpy scalars.
     table = approximator.table
-    row = table[trajectory.state[-1]]
+    state = trajectory.state[-1]
+    rows = len(table)
+    if type(state) is not int or not 0 <= state < rows:  # -1 would update the last row
+        approximator.check_state(state)
+    row = table[state]
     action = trajectory.action[-1]
     if trajectory.terminal[-1]:
         target = trajectory.reward[-1]
     else:
-        target = trajectory.reward[-1] + learner.gamma * max(
-            table[trajectory.next_state[-1]].tolist()
-        )
+        next_state = trajectory.next_state[-1]
+        if type(next_state) is not int or not 0 <= next_state < rows:
+            approximator.check_state(next_state)
+        target = trajectory.reward[-1] + learner.gamma * max(table[next_state].tolist())
+    if not -_INF < target < _INF:  # NaN or infinite: the table would be corrupted
+        approximator.check_target(state, target)
     old = row.item(action)
     error = target - old
     row[action] = old + alpha * error
