@@ -194,7 +194,8 @@ def test_explain_prints_the_hook_first_only_at_pre_experiment(capsys):
         return {stage: [PlanStep(lambda: None, f"policy@{stage!r}", "here:1")]}
 
     policy.plan = lambda env: record(rk.PRE_EXPERIMENT_STAGE) | record(rk.POST_EXPERIMENT_STAGE)
-    plan = build_plan(policy, rk.GymEnv("CartPole-v1"), Both())
+    with pytest.warns(UserWarning, match="run without an rk.Agent"):  # a learner, no Agent
+        plan = build_plan(policy, rk.GymEnv("CartPole-v1"), Both())
     assert [s.name for s in plan.stages[rk.PRE_EXPERIMENT_STAGE]] == [
         "Both.pre_experiment",
         "policy@PreExperiment",
