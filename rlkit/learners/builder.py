@@ -403,14 +403,13 @@ def _make_class(
             if not fn:
                 raise TypeError(f"build_policy({name!r}): loss_fn must not be an empty dict")
             for loss_name, one in fn.items():
-                check_callable(f"build_policy({name!r})", f"loss_fn[{loss_name!r}]", one,
-                               _SIGNATURES[key])
+                check_callable(
+                    f"build_policy({name!r})", f"loss_fn[{loss_name!r}]", one, _SIGNATURES[key]
+                )
             continue
         if fn is not None:
             check_callable(f"build_policy({name!r})", key, fn, _SIGNATURES[key])
-    namespace: dict[str, Any] = {
-        key: _as_class_attribute(key, fn) for key, fn in functions.items()
-    }
+    namespace: dict[str, Any] = {key: _as_class_attribute(key, fn) for key, fn in functions.items()}
     namespace.update(
         name=name,
         defaults=MappingProxyType(dict(defaults)),

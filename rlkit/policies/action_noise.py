@@ -77,8 +77,10 @@ class GaussianActionNoise(ActionNoise):
     def __init__(self, sigma: Any, *, mean: Any = 0.0, seed: Any = None) -> None:
         super().__init__(seed)
         self.sigma = _scale("GaussianActionNoise", "sigma", sigma)
-        self.mean = np.asarray(finite_float("GaussianActionNoise", "mean", mean)
-                               if np.ndim(mean) == 0 else mean, dtype=np.float64)
+        self.mean = np.asarray(
+            finite_float("GaussianActionNoise", "mean", mean) if np.ndim(mean) == 0 else mean,
+            dtype=np.float64,
+        )
 
     def __repr__(self) -> str:
         return f"GaussianActionNoise(sigma={self.sigma.tolist()})"
@@ -128,9 +130,9 @@ class OrnsteinUhlenbeckActionNoise(ActionNoise):
             self.state = np.full((n_envs, n_actions), self.initial_noise)
         x = self.state
         noise = self.rng.standard_normal((n_envs, n_actions))
-        self.state = x + self.theta * (self.mean - x) * self.dt + self.sigma * np.sqrt(
-            self.dt
-        ) * noise
+        self.state = (
+            x + self.theta * (self.mean - x) * self.dt + self.sigma * np.sqrt(self.dt) * noise
+        )
         return self.state.copy()
 
     def reset(self, indices: Any = None) -> None:

@@ -146,9 +146,7 @@ class ActorCriticModel(nn.Module):
         self.actor_target = _frozen_copy(actor) if actor_target else None
         self.critic_target = _frozen_copy(critic) if critic_target else None
         self.log_ent_coef = (
-            None
-            if log_ent_coef is None
-            else nn.Parameter(torch.tensor([float(log_ent_coef)]))
+            None if log_ent_coef is None else nn.Parameter(torch.tensor([float(log_ent_coef)]))
         )
         self.deterministic_fn = deterministic_fn
 
@@ -465,9 +463,7 @@ def after_step(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory
     policy.transitions += n_envs
     policy.steps += 1
     if policy.noise is not None:
-        done = np.logical_or(
-            np.atleast_1d(env.is_terminated), np.atleast_1d(env.is_truncated)
-        )
+        done = np.logical_or(np.atleast_1d(env.is_terminated), np.atleast_1d(env.is_truncated))
         if done.any():
             policy.noise.reset(np.flatnonzero(done))
     c = policy.config
@@ -514,4 +510,3 @@ def _(policy: OffPolicyActorCritic, /):
 def mse(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Mean squared error (``F.mse_loss``)."""
     return torch.nn.functional.mse_loss(a, b)
-

@@ -169,8 +169,9 @@ def sac_model(state_space, action_space, dist_class, config, seed):
     learned, init = parse_ent_coef("SAC", config["ent_coef"])
     return ActorCriticModel(
         GaussianActor(n_obs, n_actions, hidden, generator),
-        ContinuousCritic(n_obs, n_actions, hidden, n_critics=config["n_critics"],
-                         generator=generator),
+        ContinuousCritic(
+            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator
+        ),
         actor_target=False,
         critic_target=True,
         log_ent_coef=math.log(init) if learned else None,
