@@ -359,6 +359,8 @@ class OffPolicyActorCritic(BuiltPolicy):
         cls = type(self)
         steps = [PlanStep(_nothing, "  learns from replay with:", where(train))]
         for name, fn in cls.loss_fn.items():
+            if name not in self.optimizers:  # e.g. SAC's fixed entropy coefficient
+                continue
             label = f"    {name}: {fn.__module__}.{fn.__qualname__} with {self.optimizers[name]!r}"
             steps.append(PlanStep(_nothing, label, where(fn)))
         for name in self.targets:

@@ -103,9 +103,9 @@ def squashed_gaussian(
 def parse_ent_coef(owner: str, value: Any) -> tuple[bool, float]:
     """``(learned, initial value)`` from SB3's ``ent_coef``: ``"auto"`` (learned from 1.0),
     ``"auto_0.1"`` (learned from 0.1) or a positive number (fixed)."""
-    if isinstance(value, str) and value.startswith("auto"):
+    if isinstance(value, str) and (value == "auto" or value.startswith("auto_")):
         init = 1.0
-        if "_" in value:
+        if value != "auto":
             try:
                 init = float(value.split("_", 1)[1])
             except ValueError:
