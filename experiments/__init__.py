@@ -3,4 +3,4 @@
 Importing this package registers every recipe with ``@rk.experiment``.
 """
 
-from . import dqn, optimizers, tabular  # noqa: F401 - registration happens at import
+from . import continuous, dqn, optimizers, tabular  # noqa: F401 - registration happens at import

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 import torch
+from hooks.checkpoint.test_resume import Boom, Trap, assert_same
 
 import rlkit as rk
 from rlkit.core.state import get_state
 from rlkit.hooks.checkpoint import CheckpointHook
-
-from hooks.checkpoint.test_resume import Boom, Trap, assert_same  # noqa: I001
 
 
 @pytest.fixture(autouse=True)

@@ -55,7 +55,10 @@ def test_squashed_log_prob_by_hand_in_one_dimension():
 # ---- the losses on a hand-made model ----
 
 
-def _stub(mean=0.0, log_std=0.0, q=(1.0, 3.0), q_target=(2.0, 5.0), log_alpha=math.log(0.5)):
+LOG_HALF = math.log(0.5)
+
+
+def _stub(mean=0.0, log_std=0.0, q=(1.0, 3.0), q_target=(2.0, 5.0), log_alpha=LOG_HALF):
     """A model whose actor and critics return constants (the critics' outputs depend on the
     action through a zero weight, so gradients flow)."""
     weight = torch.zeros(1, requires_grad=True)
@@ -79,9 +82,7 @@ def _stub(mean=0.0, log_std=0.0, q=(1.0, 3.0), q_target=(2.0, 5.0), log_alpha=ma
 
 
 def _policy(**config):
-    return SimpleNamespace(
-        config={"gamma": 0.9, "target_entropy": "auto", **config}, n_actions=1
-    )
+    return SimpleNamespace(config={"gamma": 0.9, "target_entropy": "auto", **config}, n_actions=1)
 
 
 def _batch(n=2, **extra):
@@ -163,15 +164,23 @@ def test_target_critic_follows_by_polyak_averaging_and_the_actor_has_no_target()
     rk.run(agent, env, rk.StopAfterNSteps(1))  # one gradient step
     assert policy.gradient_steps == 1
     for t, b, s in zip(
-        policy.model.critic_target.parameters(), before, policy.model.critic.parameters()
+        policy.model.critic_target.parameters(),
+        before,
+        policy.model.critic.parameters(),
+        strict=True,
     ):
         assert torch.allclose(t, 0.75 * b + 0.25 * s, atol=1e-6)
 
 
 def test_actions_lie_in_the_box_bounds_and_warm_up_is_uniform():
     space = gym.spaces.Box(np.array([0.0, -5.0], np.float32), np.array([1.0, 5.0], np.float32))
-    policy = sac.SAC(state_space=gym.spaces.Box(-1, 1, (3,)), action_space=space, seed=0,
-                     learning_starts=0, hidden=(8,))
+    policy = sac.SAC(
+        state_space=gym.spaces.Box(-1, 1, (3,)),
+        action_space=space,
+        seed=0,
+        learning_starts=0,
+        hidden=(8,),
+    )
     env = SimpleNamespace(state=np.zeros(3, np.float32))
     actions = np.array([policy.act(env) for _ in range(200)])
     assert actions.shape == (200, 2) and space.contains(actions.max(0).astype(np.float32))
@@ -185,7 +194,9 @@ def test_same_seed_same_parameters():
     b, env_b = _agent(seed=4)
     rk.run(a, env_a, rk.StopAfterNSteps(60))
     rk.run(b, env_b, rk.StopAfterNSteps(60))
-    for p, q in zip(a.policy.model.state_dict().values(), b.policy.model.state_dict().values()):
+    for p, q in zip(
+        a.policy.model.state_dict().values(), b.policy.model.state_dict().values(), strict=True
+    ):
         assert torch.equal(p, q)
 
 

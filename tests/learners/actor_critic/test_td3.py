@@ -85,21 +85,27 @@ def test_actor_and_targets_move_every_policy_delay_gradient_steps():
     agent, env = _agent(policy_delay=2, tau=0.5)
     policy = agent.policy
     rk.run(agent, env, rk.StopAfterNSteps(40))
-    actor, actor_t, critic_t = (_params(m) for m in (policy.model.actor,
-                                                     policy.model.actor_target,
-                                                     policy.model.critic_target))
+    actor, actor_t, critic_t = (
+        _params(m)
+        for m in (policy.model.actor, policy.model.actor_target, policy.model.critic_target)
+    )
     rk.run(agent, env, rk.StopAfterNSteps(1))  # gradient step 1: critic only
     assert policy.gradient_steps == 1
-    for m, saved in ((policy.model.actor, actor), (policy.model.actor_target, actor_t),
-                     (policy.model.critic_target, critic_t)):
-        assert all(torch.equal(p, q) for p, q in zip(m.parameters(), saved))
+    for m, saved in (
+        (policy.model.actor, actor),
+        (policy.model.actor_target, actor_t),
+        (policy.model.critic_target, critic_t),
+    ):
+        assert all(torch.equal(p, q) for p, q in zip(m.parameters(), saved, strict=True))
     rk.run(agent, env, rk.StopAfterNSteps(1))  # gradient step 2: actor and both targets
-    assert not all(torch.equal(p, q) for p, q in zip(policy.model.actor.parameters(), actor))
+    assert not all(
+        torch.equal(p, q) for p, q in zip(policy.model.actor.parameters(), actor, strict=True)
+    )
     for target, old, source in (
         (policy.model.actor_target, actor_t, policy.model.actor),
         (policy.model.critic_target, critic_t, policy.model.critic),
     ):
-        for t, b, s in zip(target.parameters(), old, source.parameters()):
+        for t, b, s in zip(target.parameters(), old, source.parameters(), strict=True):
             assert torch.allclose(t, 0.5 * b + 0.5 * s, atol=1e-6)
 
 
@@ -115,8 +121,12 @@ def test_ddpg_is_one_critic_no_smoothing_no_delay():
 def test_noise_is_added_in_the_scaled_space_and_clipped():
     space = gym.spaces.Box(np.array([0.0], np.float32), np.array([10.0], np.float32))
     make = lambda noise: td3.TD3(  # noqa: E731
-        state_space=gym.spaces.Box(-1, 1, (2,)), action_space=space, seed=0, learning_starts=0,
-        hidden=(4,), action_noise=noise,
+        state_space=gym.spaces.Box(-1, 1, (2,)),
+        action_space=space,
+        seed=0,
+        learning_starts=0,
+        hidden=(4,),
+        action_noise=noise,
     )
     env = SimpleNamespace(state=np.zeros(2, np.float32))
     quiet, loud = make(None), make(rk.GaussianActionNoise(100.0))
