@@ -23,8 +23,14 @@ the next late in training, so the final parameters are a lottery; the kept ones 
 Every generator (environment, explorer, replay sampler, network initialisation) is derived from
 the recipe's ``seed`` with ``numpy.random.SeedSequence``; the network is initialised from a local
 ``torch.Generator`` (``q_network(..., seed=...)``), so nothing depends on torch's global random
-state. Recipes accept ``total_steps=`` (shortened runs scale the exploration schedule with it) and
-``device=`` (``"cpu"`` by default, ``"cuda"`` where a GPU exists).
+state.
+
+Each recipe's parameters are the fields of :class:`DQNParams` (``rk.make_experiment(name, seed,
+total_steps=3000, learning_rate=1e-3)``, ``rlkit run NAME --set learning_rate=1e-3``; a shortened
+run scales the exploration schedule with ``total_steps``); ``device`` is ``"cpu"`` by default,
+``"cuda"`` where a GPU exists. The recipes run torch on one thread (``Experiment.threads``): for
+these small MLPs more threads only add synchronisation. torch is imported when a recipe is built,
+so the recipes are listed without it.
 """
 
 from __future__ import annotations
@@ -33,21 +39,26 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import torch
 
 import rlkit as rk
-from rlkit.approximators.neural import q_network
-from rlkit.core.checks import non_negative_int
+from rlkit.core import checks
+from rlkit.core.optional import require_torch
 from rlkit.core.seeding import int_seed, spawn_seeds
 
 __all__ = [
-    "ZooConfig",
+    "DQNParams",
     "CARTPOLE",
     "ACROBOT",
     "MOUNTAIN_CAR",
+    "BASIC_CARTPOLE",
     "RandomWarmupEpsilonGreedy",
+    "RecipeSeeds",
     "adam",
-    "build_replay_agent",
+    "q_approximator",
+    "replay_sampler",
+    "zoo_controller",
+    "zoo_explorer",
+    "zoo_experiment",
     "best_policy_evaluation",
 ]
 
@@ -67,7 +78,7 @@ class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
 
     def __init__(self, epsilon: float = 0.1, *, random_steps: int = 0, **kwargs: Any) -> None:
         super().__init__(epsilon, **kwargs)
-        self.random_steps = non_negative_int(
+        self.random_steps = checks.non_negative_int(
             "RandomWarmupEpsilonGreedy", "random_steps", random_steps
         )
 
@@ -81,10 +92,16 @@ class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
 
 
 @dataclass(frozen=True)
-class ZooConfig:
-    """Hyperparameters in rl-baselines3-zoo's names (``train_freq`` in steps)."""
+class DQNParams:
+    """Hyperparameters of a DQN-family recipe, in rl-baselines3-zoo's names (``train_freq`` in
+    steps). They are the recipe's parameters: ``make_experiment`` and ``rlkit run --set``
+    override them and ``config.json`` records them.
 
-    env_id: str
+    Example:
+        >>> replace(CARTPOLE, total_steps=3000).n_gradient_steps  # (3000 // 256 - 3) * 128
+        1024
+    """
+
     total_steps: int
     learning_rate: float
     batch_size: int
@@ -99,6 +116,8 @@ class ZooConfig:
     hidden: tuple[int, ...] = (256, 256)
     max_grad_norm: float | None = 10.0
     adam_eps: float = 1e-8
+    n_step: int = 1  # n-step returns (1: one-step DQN, as Stable-Baselines3)
+    device: str = "cpu"
 
     @property
     def n_gradient_steps(self) -> int:
@@ -106,10 +125,33 @@ class ZooConfig:
         trains = self.total_steps // self.train_freq - self.learning_starts // self.train_freq
         return max(trains, 0) * self.gradient_steps
 
+    def check(self, owner: str) -> None:
+        """Refuse values no run can use, naming ``owner`` (the recipe) and the parameter."""
+        for name in (
+            "total_steps",
+            "batch_size",
+            "buffer_size",
+            "target_update_interval",
+            "train_freq",
+            "gradient_steps",
+            "n_step",
+        ):
+            checks.positive_int(owner, name, getattr(self, name))
+        checks.non_negative_int(owner, "learning_starts", self.learning_starts)
+        checks.finite_float(owner, "learning_rate", self.learning_rate, low=0.0, low_open=True)
+        checks.finite_float(owner, "adam_eps", self.adam_eps, low=0.0, low_open=True)
+        for name in ("gamma", "exploration_fraction", "exploration_final_eps"):
+            checks.unit_interval(owner, name, getattr(self, name))
+        if self.max_grad_norm is not None:
+            checks.finite_float(owner, "max_grad_norm", self.max_grad_norm, low=0.0, low_open=True)
+        if not self.hidden:
+            raise ValueError(f"{owner}: hidden must list at least one layer size, got ()")
+        for size in self.hidden:
+            checks.positive_int(owner, "hidden", size)
+
 
 # rl-baselines3-zoo hyperparams/dqn.yml
-CARTPOLE = ZooConfig(
-    env_id="CartPole-v1",
+CARTPOLE = DQNParams(
     total_steps=50_000,
     learning_rate=2.3e-3,
     batch_size=64,
@@ -122,8 +164,7 @@ CARTPOLE = ZooConfig(
     exploration_fraction=0.16,
     exploration_final_eps=0.04,
 )
-ACROBOT = ZooConfig(
-    env_id="Acrobot-v1",
+ACROBOT = DQNParams(
     total_steps=100_000,
     learning_rate=6.3e-4,
     batch_size=128,
@@ -136,8 +177,7 @@ ACROBOT = ZooConfig(
     exploration_fraction=0.12,
     exploration_final_eps=0.1,
 )
-MOUNTAIN_CAR = ZooConfig(
-    env_id="MountainCar-v0",
+MOUNTAIN_CAR = DQNParams(
     total_steps=120_000,
     learning_rate=4e-3,
     batch_size=128,
@@ -150,197 +190,12 @@ MOUNTAIN_CAR = ZooConfig(
     exploration_fraction=0.2,
     exploration_final_eps=0.07,
 )
-
-
-def adam(params: Any, lr: float, eps: float = 1e-8) -> torch.optim.Optimizer:
-    """Adam, fused into one kernel per step where torch supports it (the same algorithm as
-    ``torch.optim.Adam``'s default implementation, about twice as fast for small networks)."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, eps=eps, fused=True)
-    except (RuntimeError, TypeError, ValueError):  # an older torch or an unsupported device
-        return torch.optim.Adam(params, lr=lr, eps=eps)
-
-
-def build_replay_agent(
-    config: ZooConfig,
-    seed: int,
-    *,
-    kind: str = "dqn",
-    device: str = "cpu",
-    double: bool = False,
-    n_step: int = 1,
-    dueling: bool = False,
-    n_quantiles: int = 10,
-    exploration: str = "linear",
-    random_warmup: bool = True,
-    learner_kwargs: dict[str, Any] | None = None,
-) -> tuple[rk.Agent, rk.GymEnv]:
-    """The agent and environment of a replay-based recipe: ``kind`` is ``"basic"``, ``"dqn"``,
-    ``"prioritized"`` or ``"qrdqn"``. Epsilon decays from 1 to ``exploration_final_eps``,
-    linearly over ``exploration_fraction * total_steps`` steps (``exploration="linear"``) or
-    exponentially with that time constant (``"exp"``); with ``random_warmup`` the first
-    ``learning_starts`` actions are uniformly random (Stable-Baselines3). Every generator comes
-    from ``seed``."""
-    env_seed, explorer_seed, sampler_seed, net_seed = spawn_seeds(seed, 4)
-    env = rk.GymEnv(config.env_id, seed=int_seed(env_seed))
-    net = q_network(
-        env.state_space,
-        env.action_space,
-        config.hidden,
-        dueling=dueling,
-        n_quantiles=n_quantiles if kind == "qrdqn" else None,
-        seed=net_seed,
-    )
-    lr, eps = config.learning_rate, config.adam_eps
-    approximator = rk.NeuralNetworkApproximator(
-        net,
-        lambda params: adam(params, lr=lr, eps=eps),
-        device=device,
-        max_grad_norm=config.max_grad_norm,
-    )
-    if n_step > 1:
-        sampler = rk.NStepBatchSampler(config.batch_size, n_step, config.gamma, seed=sampler_seed)
-    else:
-        sampler = rk.BatchSampler(config.batch_size, seed=sampler_seed)
-    # learning starts once the replay holds a batch (SB3 would sample a batch with replacement
-    # from fewer transitions; this only matters for Acrobot's learning_starts=0)
-    controller = rk.InsertSampleRatioController(
-        max(config.learning_starts, config.batch_size), config.train_freq, config.gradient_steps
-    )
-    common = dict(sampler=sampler, controller=controller, gamma=config.gamma)
-    common.update(learner_kwargs or {})
-    target = rk.TargetNetwork(approximator, sync_every=config.target_update_interval)
-    trajectory_kwargs: dict[str, Any] = {}
-    if kind == "basic":
-        learner = rk.BasicDQNLearner(approximator, **common)
-    elif kind == "dqn":
-        learner = rk.DQNLearner(approximator, target=target, double=double, **common)
-    elif kind == "prioritized":
-        learner = rk.PrioritizedDQNLearner(approximator, target=target, double=double, **common)
-        trajectory_kwargs = dict(
-            alpha=0.6, beta=0.4, beta_end=1.0, beta_steps=max(config.n_gradient_steps, 1)
-        )
-    elif kind == "qrdqn":
-        learner = rk.QRDQNLearner(
-            approximator, n_quantiles=n_quantiles, target=target, double=double, **common
-        )
-    else:
-        raise ValueError(f"build_replay_agent: unknown kind {kind!r}")
-    trajectory_class = (
-        rk.PrioritizedCircularArraySARTTrajectory
-        if kind == "prioritized"
-        else rk.CircularArraySARTTrajectory
-    )
-    trajectory = trajectory_class(
-        config.buffer_size,
-        env.state_space,
-        env.action_space,
-        **trajectory_kwargs,
-    )
-    explorer = RandomWarmupEpsilonGreedy(
-        config.exploration_final_eps,
-        random_steps=config.learning_starts if random_warmup else 0,
-        kind=exploration,
-        epsilon_start=1.0,
-        decay_steps=max(int(config.exploration_fraction * config.total_steps), 1),
-        seed=explorer_seed,
-    )
-    return rk.Agent(rk.QBasedPolicy(learner, explorer), trajectory), env
-
-
-EVAL_EPISODES = 5  # rl-baselines3-zoo's default n_eval_episodes
-
-
-def best_policy_evaluation(config: ZooConfig, seed: int) -> rk.EvaluationHook:
-    """The recipes' model selection, rl-baselines3-zoo's ``EvalCallback`` practice: every 10% of
-    the run the greedy policy plays ``EVAL_EPISODES`` episodes on its own environment, and the
-    run ends with the policy that evaluated best (``restore_best``; ties go to the later one).
-    Its generator is the recipe seed's fifth child (the agent uses the first four), so the
-    training run is the same with or without it."""
-    return rk.EvaluationHook(
-        rk.GymEnv(config.env_id),
-        every_n_steps=max(config.total_steps // 10, 1),
-        n_episodes=EVAL_EPISODES,
-        seed=spawn_seeds(seed, 5)[4],
-        restore_best=True,
-    )
-
-
-def _experiment(config: ZooConfig, seed: int, description: str, **kwargs: Any) -> rk.Experiment:
-    agent, env = build_replay_agent(config, seed, **kwargs)
-    return rk.Experiment(
-        policy=agent,
-        env=env,
-        stop_condition=rk.StopAfterNSteps(config.total_steps),
-        hook=rk.TotalRewardPerEpisode() + best_policy_evaluation(config, seed),
-        description=description,
-    )
-
-
-def _config(base: ZooConfig, total_steps: int | None) -> ZooConfig:
-    return base if total_steps is None else replace(base, total_steps=int(total_steps))
-
-
-@rk.experiment
-def DQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
-) -> rk.Experiment:
-    """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
-    return _experiment(
-        _config(CARTPOLE, total_steps), seed, _doc(DQN_CartPole), kind="dqn", device=device
-    )
-
-
-@rk.experiment
-def DQN_Acrobot(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
-) -> rk.Experiment:
-    """DQN on Acrobot-v1 with rl-baselines3-zoo's hyperparameters (100k steps, MLP 256-256)."""
-    return _experiment(
-        _config(ACROBOT, total_steps), seed, _doc(DQN_Acrobot), kind="dqn", device=device
-    )
-
-
-@rk.experiment
-def DQN_MountainCar(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
-) -> rk.Experiment:
-    """DQN on MountainCar-v0 with rl-baselines3-zoo's hyperparameters (120k steps)."""
-    return _experiment(
-        _config(MOUNTAIN_CAR, total_steps), seed, _doc(DQN_MountainCar), kind="dqn", device=device
-    )
-
-
-@rk.experiment
-def PrioritizedDQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
-) -> rk.Experiment:
-    """Double DQN on prioritized replay (alpha 0.6, beta 0.4 -> 1) on CartPole-v1, zoo settings."""
-    return _experiment(
-        _config(CARTPOLE, total_steps),
-        seed,
-        _doc(PrioritizedDQN_CartPole),
-        kind="prioritized",
-        double=True,
-        device=device,
-    )
-
-
-@rk.experiment
-def QRDQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
-) -> rk.Experiment:
-    """QR-DQN (10 quantiles) on CartPole-v1 with rl-baselines3-zoo's (sb3-contrib) settings."""
-    config = replace(_config(CARTPOLE, total_steps), max_grad_norm=None, adam_eps=0.01 / 32)
-    return _experiment(config, seed, _doc(QRDQN_CartPole), kind="qrdqn", device=device)
-
-
+# sb3-contrib's QR-DQN on CartPole: no gradient clipping, Adam eps 0.01 / batch size
+QRDQN_CARTPOLE = replace(CARTPOLE, max_grad_norm=None, adam_eps=0.01 / 32)
 # ReinforcementLearning.jl's JuliaRL_BasicDQN_CartPole: 10k steps, MLP 128-128, Adam 1e-3,
 # batch 32, replay 1000, learning from step 100 on at every step, epsilon 1 -> 0.01 (exponential
 # decay, time constant 500 steps = exploration_fraction * total_steps)
-BASIC_CARTPOLE = ZooConfig(
-    env_id="CartPole-v1",
+BASIC_CARTPOLE = DQNParams(
     total_steps=10_000,
     learning_rate=1e-3,
     batch_size=32,
@@ -357,24 +212,269 @@ BASIC_CARTPOLE = ZooConfig(
 )
 
 
-@rk.experiment
-def BasicDQN_CartPole(
-    seed: int = 0, *, total_steps: int | None = None, device: str = "cpu"
-) -> rk.Experiment:
-    """Deep Q-learning without a target network on CartPole-v1 (10k steps, MLP 128-128)."""
-    return _experiment(
-        _config(BASIC_CARTPOLE, total_steps),
-        seed,
-        _doc(BasicDQN_CartPole),
-        kind="basic",
-        exploration="exp",
-        random_warmup=False,  # ReinforcementLearning.jl's schedule: epsilon-greedy from step 1
-        device=device,
+# ---- shared builders ----
+
+
+@dataclass(frozen=True)
+class RecipeSeeds:
+    """The recipe seed's children, one per generator: environment, explorer, replay sampler,
+    network initialisation, evaluation (``numpy.random.SeedSequence.spawn``).
+
+    Example:
+        >>> RecipeSeeds.of(0).env.spawn_key
+        (0,)
+    """
+
+    env: np.random.SeedSequence
+    explorer: np.random.SeedSequence
+    sampler: np.random.SeedSequence
+    network: np.random.SeedSequence
+    evaluation: np.random.SeedSequence
+
+    @classmethod
+    def of(cls, seed: int) -> RecipeSeeds:
+        """The five children of ``seed``."""
+        return cls(*spawn_seeds(seed, 5))
+
+
+def gym_env(env_id: str, seed: np.random.SeedSequence) -> rk.GymEnv:
+    """The training environment, seeded from ``seed``."""
+    return rk.GymEnv(env_id, seed=int_seed(seed))
+
+
+def adam(params: Any, lr: float, eps: float = 1e-8) -> Any:
+    """Adam, fused into one kernel per step where torch supports it (the same algorithm as
+    ``torch.optim.Adam``'s default implementation, about twice as fast for small networks)."""
+    torch = require_torch("adam")
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, eps=eps, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # an older torch or an unsupported device
+        return torch.optim.Adam(params, lr=lr, eps=eps)
+
+
+def q_approximator(
+    env: rk.AbstractEnv,
+    p: DQNParams,
+    seed: np.random.SeedSequence,
+    *,
+    n_quantiles: int | None = None,
+) -> rk.NeuralNetworkApproximator:
+    """A ReLU MLP of ``p.hidden`` layers (one value per action, or ``n_quantiles`` per action)
+    initialised from ``seed``, trained by Adam with ``p``'s rate, epsilon and clipping."""
+    require_torch("the DQN-family recipes")
+    from rlkit.approximators.neural import q_network
+
+    net = q_network(env.state_space, env.action_space, p.hidden, n_quantiles=n_quantiles, seed=seed)
+    return rk.NeuralNetworkApproximator(
+        net,
+        lambda params: adam(params, lr=p.learning_rate, eps=p.adam_eps),
+        device=p.device,
+        max_grad_norm=p.max_grad_norm,
     )
 
 
-def _doc(fn: Any) -> str:
-    return (fn.__doc__ or "").strip().splitlines()[0]
+def replay_sampler(p: DQNParams, seed: np.random.SeedSequence) -> Any:
+    """Batches of ``p.batch_size`` transitions (``p.n_step``-step returns when above 1)."""
+    if p.n_step > 1:
+        return rk.NStepBatchSampler(p.batch_size, p.n_step, p.gamma, seed=seed)
+    return rk.BatchSampler(p.batch_size, seed=seed)
+
+
+def zoo_controller(p: DQNParams) -> rk.InsertSampleRatioController:
+    """``p.gradient_steps`` gradient steps every ``p.train_freq`` steps once the replay holds
+    ``p.learning_starts`` transitions and at least one batch (Stable-Baselines3 would sample a
+    batch with replacement from fewer; this only matters for Acrobot's learning_starts=0)."""
+    return rk.InsertSampleRatioController(
+        max(p.learning_starts, p.batch_size), p.train_freq, p.gradient_steps
+    )
+
+
+def zoo_explorer(
+    p: DQNParams,
+    seed: np.random.SeedSequence,
+    *,
+    schedule: str = "linear",
+    random_warmup: bool = True,
+) -> RandomWarmupEpsilonGreedy:
+    """Epsilon from 1 to ``p.exploration_final_eps``, linearly over ``exploration_fraction *
+    total_steps`` steps (``schedule="linear"``) or exponentially with that time constant
+    (``"exp"``); with ``random_warmup`` the first ``learning_starts`` actions are uniformly
+    random (Stable-Baselines3)."""
+    return RandomWarmupEpsilonGreedy(
+        p.exploration_final_eps,
+        random_steps=p.learning_starts if random_warmup else 0,
+        kind=schedule,
+        epsilon_start=1.0,
+        decay_steps=max(int(p.exploration_fraction * p.total_steps), 1),
+        seed=seed,
+    )
+
+
+EVAL_EPISODES = 5  # rl-baselines3-zoo's default n_eval_episodes
+
+
+def best_policy_evaluation(
+    env_id: str, p: DQNParams, seed: np.random.SeedSequence
+) -> rk.EvaluationHook:
+    """The recipes' model selection, rl-baselines3-zoo's ``EvalCallback`` practice: every 10% of
+    the run the greedy policy plays ``EVAL_EPISODES`` episodes on its own environment, and the
+    run ends with the policy that evaluated best (``restore_best``; ties go to the later one).
+    It has its own generator (``RecipeSeeds.evaluation``), so the training run is the same with
+    or without it."""
+    return rk.EvaluationHook(
+        rk.GymEnv(env_id),
+        every_n_steps=max(p.total_steps // 10, 1),
+        n_episodes=EVAL_EPISODES,
+        seed=seed,
+        restore_best=True,
+    )
+
+
+def zoo_experiment(
+    p: DQNParams, seeds: RecipeSeeds, env: rk.GymEnv, agent: rk.Agent
+) -> rk.Experiment:
+    """``agent`` trained on ``env`` for ``p.total_steps`` steps, recording episode returns and
+    keeping the best evaluated policy, torch on one thread."""
+    return rk.Experiment(
+        policy=agent,
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps),
+        hook=rk.TotalRewardPerEpisode() + best_policy_evaluation(env.name, p, seeds.evaluation),
+        threads=1,
+    )
+
+
+# ---- recipes ----
+
+
+@rk.experiment
+def DQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
+    """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
+    return _dqn("CartPole-v1", p, RecipeSeeds.of(seed))
+
+
+@rk.experiment
+def DQN_Acrobot(seed: int = 0, p: DQNParams = ACROBOT) -> rk.Experiment:
+    """DQN on Acrobot-v1 with rl-baselines3-zoo's hyperparameters (100k steps, MLP 256-256)."""
+    return _dqn("Acrobot-v1", p, RecipeSeeds.of(seed))
+
+
+@rk.experiment
+def DQN_MountainCar(seed: int = 0, p: DQNParams = MOUNTAIN_CAR) -> rk.Experiment:
+    """DQN on MountainCar-v0 with rl-baselines3-zoo's hyperparameters (120k steps)."""
+    return _dqn("MountainCar-v0", p, RecipeSeeds.of(seed))
+
+
+def _dqn(env_id: str, p: DQNParams, s: RecipeSeeds) -> rk.Experiment:
+    """DQN (target network, Huber loss) on ``env_id``: the three ``DQN_*`` recipes."""
+    env = gym_env(env_id, s.env)
+    q = q_approximator(env, p, s.network)
+    return zoo_experiment(
+        p,
+        s,
+        env,
+        rk.Agent(
+            rk.QBasedPolicy(
+                rk.DQNLearner(
+                    q,
+                    target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+                    sampler=replay_sampler(p, s.sampler),
+                    controller=zoo_controller(p),
+                    gamma=p.gamma,
+                ),
+                zoo_explorer(p, s.explorer),
+            ),
+            rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space),
+        ),
+    )
+
+
+@rk.experiment
+def PrioritizedDQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
+    """Double DQN on prioritized replay (alpha 0.6, beta 0.4 -> 1) on CartPole-v1, zoo settings."""
+    s = RecipeSeeds.of(seed)
+    env = gym_env("CartPole-v1", s.env)
+    q = q_approximator(env, p, s.network)
+    return zoo_experiment(
+        p,
+        s,
+        env,
+        rk.Agent(
+            rk.QBasedPolicy(
+                rk.PrioritizedDQNLearner(
+                    q,
+                    target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+                    double=True,
+                    sampler=replay_sampler(p, s.sampler),
+                    controller=zoo_controller(p),
+                    gamma=p.gamma,
+                ),
+                zoo_explorer(p, s.explorer),
+            ),
+            rk.PrioritizedCircularArraySARTTrajectory(
+                p.buffer_size,
+                env.state_space,
+                env.action_space,
+                alpha=0.6,
+                beta=0.4,
+                beta_end=1.0,
+                beta_steps=max(p.n_gradient_steps, 1),
+            ),
+        ),
+    )
+
+
+@rk.experiment
+def QRDQN_CartPole(seed: int = 0, p: DQNParams = QRDQN_CARTPOLE) -> rk.Experiment:
+    """QR-DQN (10 quantiles) on CartPole-v1 with rl-baselines3-zoo's (sb3-contrib) settings."""
+    s = RecipeSeeds.of(seed)
+    env = gym_env("CartPole-v1", s.env)
+    q = q_approximator(env, p, s.network, n_quantiles=10)
+    return zoo_experiment(
+        p,
+        s,
+        env,
+        rk.Agent(
+            rk.QBasedPolicy(
+                rk.QRDQNLearner(
+                    q,
+                    n_quantiles=10,
+                    target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+                    sampler=replay_sampler(p, s.sampler),
+                    controller=zoo_controller(p),
+                    gamma=p.gamma,
+                ),
+                zoo_explorer(p, s.explorer),
+            ),
+            rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space),
+        ),
+    )
+
+
+@rk.experiment
+def BasicDQN_CartPole(seed: int = 0, p: DQNParams = BASIC_CARTPOLE) -> rk.Experiment:
+    """Deep Q-learning without a target network on CartPole-v1 (10k steps, MLP 128-128)."""
+    s = RecipeSeeds.of(seed)
+    env = gym_env("CartPole-v1", s.env)
+    return zoo_experiment(
+        p,
+        s,
+        env,
+        rk.Agent(
+            rk.QBasedPolicy(
+                rk.BasicDQNLearner(
+                    q_approximator(env, p, s.network),
+                    sampler=replay_sampler(p, s.sampler),
+                    controller=zoo_controller(p),
+                    gamma=p.gamma,
+                ),
+                # ReinforcementLearning.jl's schedule: epsilon-greedy from step 1, exponential
+                zoo_explorer(p, s.explorer, schedule="exp", random_warmup=False),
+            ),
+            rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space),
+        ),
+    )
 
 
 def greedy_mean(experiment: rk.Experiment, n_episodes: int = 20, seed: int = 10_000) -> float:

@@ -220,10 +220,17 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'rlkit' has no attribute {name!r}")
-    if module == f"{__name__}.{name}":  # a lazily imported subpackage
-        value = importlib.import_module(module)
-    else:
-        value = getattr(importlib.import_module(module), name)
+    try:
+        if module == f"{__name__}.{name}":  # a lazily imported subpackage (rk.optimizers)
+            value = importlib.import_module(module)
+        else:
+            value = getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as error:
+        if error.name != "torch":
+            raise
+        from .core.optional import TORCH_HINT
+
+        raise ModuleNotFoundError(f"rlkit.{name}: {TORCH_HINT}", name="torch") from error
     globals()[name] = value
     return value
 

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import csv
 import json
+import platform
+import re
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from rlkit.cli import main
@@ -80,10 +86,10 @@ def test_the_wheel_ships_the_recipes(tmp_path):
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("rlkit-*.whl")
+    (wheel,) = tmp_path.glob("rlkit_toolkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "rlkit/experiments/tabular.py" in names
-    assert "rlkit/cli.py" in names
+    assert "rlkit/cli/__init__.py" in names and "rlkit/cli/__main__.py" in names
     target = tmp_path / "site"
     subprocess.run(
         [
@@ -195,3 +201,260 @@ def test_run_reports_the_recipes_greedy_evaluations(tmp_path, capsys, monkeypatc
         rows = list(csv.DictReader(f))
     assert [int(row["step"]) for row in rows] == [500, 1000, 1500, 2000, 2500, 3000]
     assert set(rows[0]) == {"step", "mean_return", "std_return"}
+
+
+# ---- python -m rlkit, --version ----
+
+
+def test_python_m_rlkit_is_the_command_and_prints_its_version():
+    from rlkit.core.version import __version__
+
+    listing = subprocess.run(
+        [sys.executable, "-m", "rlkit", "list"], capture_output=True, text=True, timeout=120
+    )
+    assert listing.returncode == 0 and "TD0_RandomWalk1D" in listing.stdout
+    version = subprocess.run(
+        [sys.executable, "-m", "rlkit", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert version.returncode == 0 and version.stdout.strip() == f"rlkit {__version__}"
+
+
+# ---- the recipe's parameters on the command line ----
+
+
+def test_run_help_lists_the_recipes_parameters(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["run", "DQN_CartPole", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "parameters of DQN_CartPole" in out
+    assert re.search(r"learning_rate: float +=  ?0\.0023", out)
+    assert re.search(r"hidden: tuple\[int, \.\.\.\] += \(256, 256\)", out)
+    for option in ("--steps", "--threads", "--device", "--set NAME=VALUE"):
+        assert option in out
+
+
+def test_overrides_reach_the_recipe_and_config_json_records_the_run(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    args = ["run", "SARSA_CliffWalking", "--seed", "4", "--logdir", str(run_dir), "--quiet"]
+    assert main([*args, "--set", "episodes=7", "--set", "step_size=0.25"]) == 0
+    with open(run_dir / "episodes.csv") as f:
+        assert len(list(csv.DictReader(f))) == 7
+    config = json.loads((run_dir / "config.json").read_text())
+    assert (config["experiment"], config["seed"]) == ("SARSA_CliffWalking", 4)
+    assert config["params"] == {"episodes": 7, "step_size": 0.25, "epsilon": 0.1}
+    assert config["overrides"] == {"episodes": 7, "step_size": 0.25}
+    assert config["env"] == {"id": "CliffWalking-v1", "kwargs": {}}
+    assert config["budget"] == "StopAfterNEpisodes(7)"
+    versions = config["versions"]
+    assert set(versions) >= {"rlkit", "python", "numpy", "gymnasium", "torch"}
+    assert versions["numpy"] == np.__version__ and versions["python"] == platform.python_version()
+
+
+def test_steps_threads_and_set_for_a_deep_recipe(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    run_dir = tmp_path / "d"
+    args = ["run", "DQN_CartPole", "--steps", "300", "--set", "hidden=16,", "--quiet"]
+    try:
+        assert main([*args, "--threads", "2", "--logdir", str(run_dir)]) == 0
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["params"]["total_steps"] == 300 and config["params"]["hidden"] == [16]
+    assert config["threads"] == 2 and config["budget"] == "StopAfterNSteps(300)"
+    assert config["env"]["id"] == "CartPole-v1" and config["env"]["kwargs"] == {}
+    assert main([*args, "--logdir", str(tmp_path / "default")]) == 0
+    assert json.loads((tmp_path / "default" / "config.json").read_text())["threads"] == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+        (["--set", "episode=3"], "unknown parameter 'episode'; it accepts seed, episodes,"),
+        (["--set", "episodes"], "--set expects NAME=VALUE, got 'episodes'"),
+        (["--set", "episodes=0"], "TD0_RandomWalk1D: episodes must be a positive integer, got 0"),
+        (["--set", "episodes=many"], "episodes must be int, got 'many'"),
+        (["--steps", "50"], "has no parameter total_steps (it counts episodes: --set episodes=N)"),
+        (["--device", "cuda"], "TD0_RandomWalk1D has no parameter device"),
+        (["--threads", "0"], "--threads must be a positive integer, got 0"),
+    ],
+)
+def test_bad_arguments_end_in_one_line_errors(args, message, tmp_path, capsys):
+    assert main(["run", "TD0_RandomWalk1D", "--out", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rlkit: ") and message in err and err.count("\n") == 1
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_logdir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
+    file = tmp_path / "results.txt"
+    file.write_text("mine")
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(file)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"rlkit: --logdir {file} is a file, not a folder; give a folder for the run\n"
+    assert file.read_text() == "mine"
+
+
+def test_errors_through_the_console_script_have_no_traceback(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "rlkit", "run", "TD0_RandomWalk1D", "--seed", "-1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr == "rlkit: --seed must be a non-negative integer, got -1\n"
+
+
+# ---- run directories: another run is refused, a run without checkpoints can restart ----
+
+
+def test_logdir_refuses_a_folder_holding_another_run(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    base = ["run", "TD0_RandomWalk1D", "--logdir", str(run_dir), "--quiet"]
+    assert main([*base, "--seed", "1", "--checkpoint-every", "50"]) == 0
+    before = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
+    capsys.readouterr()
+    assert main([*base, "--seed", "2", "--restart"]) == 2
+    assert "holds another run (TD0_RandomWalk1D seed 1)" in capsys.readouterr().err
+    assert main([*base, "--seed", "1", "--set", "step_size=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "with other parameters: step_size=0.1 there, 0.2 here" in err
+    assert main([*base, "--seed", "1", "--restart"]) == 2  # it has checkpoints: resume it
+    assert f"continue it with 'rlkit resume {run_dir}'" in capsys.readouterr().err
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == before
+    # results of a run whose config.json is gone
+    (run_dir / "config.json").unlink()
+    assert main([*base, "--seed", "1"]) == 2
+    assert "holds results of another run (episodes.csv" in capsys.readouterr().err
+
+
+def test_a_run_killed_before_its_first_checkpoint_can_be_restarted(tmp_path, capsys, monkeypatch):
+    import shlex
+
+    from rlkit import cli
+
+    class Killed(Exception):
+        pass
+
+    def killed(self, policy, env):
+        if len(self.returns.rewards) == 20:
+            raise Killed
+
+    run_dir = tmp_path / "r"
+    args = ["run", "TD0_RandomWalk1D", "--seed", "3", "--logdir", str(run_dir), "--quiet"]
+    monkeypatch.setattr(cli.LearningSummary, "post_episode", killed)
+    with pytest.raises(Killed):
+        main([*args, "--checkpoint-every", "100000", "--set", "episodes=90"])
+    monkeypatch.undo()
+    capsys.readouterr()
+    assert main(["resume", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "no checkpoint was written" in err and "--restart" in err
+    command = err.strip().split("start it again there with: ")[1]
+    assert main([*args, "--checkpoint-every", "100000", "--set", "episodes=90"]) == 2
+    assert "already holds this run, which wrote no checkpoint" in capsys.readouterr().err
+    words = shlex.split(command)
+    assert words[:2] == ["rlkit", "run"] and "--restart" in words
+    assert main(words[1:]) == 0  # the suggested command runs
+    with open(run_dir / "episodes.csv") as f:
+        assert len(list(csv.DictReader(f))) == 90  # the old results were replaced
+
+
+# ---- Ctrl-C ----
+
+
+def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "rlkit", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+
+
+def _interrupt_when(process: subprocess.Popen, ready: Any) -> tuple[str, str]:
+    deadline = time.monotonic() + 240
+    while not ready() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=240)
+
+
+def test_ctrl_c_stops_at_a_step_boundary_with_a_checkpoint_and_a_resume_hint(tmp_path):
+    from rlkit.hooks.checkpoint import latest_checkpoint, read_checkpoint
+
+    run_dir = tmp_path / "r"
+    checkpoints = run_dir / "checkpoints"
+    args = ["SARSA_CliffWalking", "--set", "episodes=1000000", "--logdir", str(run_dir)]
+    process = _start(tmp_path, "run", *args, "--checkpoint-every", "3000")
+    out, err = _interrupt_when(process, lambda: latest_checkpoint(checkpoints) is not None)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "done:" not in out
+    assert f"interrupted: the results so far are in {run_dir}" in out
+    assert f"rlkit resume {run_dir}" in out
+    newest = latest_checkpoint(checkpoints)
+    meta = read_checkpoint(newest)["meta"]
+    assert not meta["finished"]  # the run was interrupted, not over
+    assert f"checkpoint written at step {meta['step']:,}; continue with:" in out  # at the stop
+    with open(run_dir / "episodes.csv") as f:
+        assert len(list(csv.DictReader(f))) == meta["episode"]
+    # resuming continues the run (it is not "already finished"); Ctrl-C stops it again
+    process = _start(tmp_path, "resume", str(run_dir))
+    out, err = _interrupt_when(process, lambda: latest_checkpoint(checkpoints) != newest)
+    assert process.returncode == 130, err
+    assert f"resuming at step {meta['step']:,}" in out
+    assert read_checkpoint(latest_checkpoint(checkpoints))["meta"]["step"] > meta["step"]
+
+
+def test_ctrl_c_without_checkpoints_says_how_to_start_again(tmp_path):
+    run_dir = tmp_path / "r"
+    args = ["SARSA_CliffWalking", "--set", "episodes=1000000", "--logdir", str(run_dir)]
+    process = _start(tmp_path, "run", *args)
+    out, err = _interrupt_when(process, lambda: (run_dir / "episodes.csv").exists())
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "stopped: episodes" in out
+    assert "no checkpoints (--checkpoint-every N) to resume from" in out
+    assert f"--logdir {run_dir}" in out and "--restart" in out
+
+
+# ---- plots and TensorBoard ----
+
+
+def test_plot_draws_returns_and_evaluations_next_to_the_data(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    run_dir = tmp_path / "r"
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(run_dir), "--quiet"]) == 0
+    (run_dir / "evaluations.csv").write_text("step,mean_return,std_return\n100,0.5,0.1\n")
+    assert main(["plot", str(run_dir)]) == 0
+    png = run_dir / "learning_curve.png"
+    assert capsys.readouterr().out.endswith(f"learning curve written to {png}\n")
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert main(["plot", str(tmp_path)]) == 2  # no results there
+    assert "holds no episodes.csv" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_says_what_to_install(tmp_path, capsys, monkeypatch):
+    run_dir = tmp_path / "r"
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(run_dir), "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["plot", str(run_dir)]) == 1
+    assert capsys.readouterr().err == "rlkit: plotting needs matplotlib: pip install matplotlib\n"
+
+
+def test_run_says_where_tensorboard_events_are_or_how_to_get_them(tmp_path, capsys, monkeypatch):
+    from rlkit import cli
+
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "a"), "--quiet"]) == 0
+    events = tmp_path / "a" / "tensorboard"
+    assert f"TensorBoard: tensorboard --logdir {events}" in capsys.readouterr().out
+    monkeypatch.setattr(cli, "_tensorboard_available", lambda: False)
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "b"), "--quiet"]) == 0
+    assert "no TensorBoard events (pip install tensorboard" in capsys.readouterr().out
+    assert not (tmp_path / "b" / "tensorboard").exists()

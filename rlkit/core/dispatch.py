@@ -200,11 +200,14 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def _short_path(file: str) -> str:
-    """``rlkit/...`` for a file of this package, else the file's folder and name."""
+    """``rlkit/...`` for a file of this package, else the file's folder and name (the whole
+    path when that folder is named ``rlkit``, e.g. a script in a clone named ``rlkit``, so it is
+    never taken for one of the package's files)."""
     path = Path(file).resolve()
     if path.is_relative_to(_PACKAGE):
         return "rlkit/" + path.relative_to(_PACKAGE).as_posix()
-    return "/".join(path.parts[-2:])
+    short = "/".join(path.parts[-2:])
+    return path.as_posix() if short.startswith("rlkit/") else short
 
 
 def _type_names(types: tuple[type, ...]) -> str:

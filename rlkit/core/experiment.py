@@ -1,19 +1,38 @@
-"""``Experiment``: a runnable recipe, and the registry of bundled recipes."""
+"""``Experiment``: a runnable recipe, and the registry of bundled recipes.
+
+A recipe declares its parameters, with types and defaults, in one of two ways: as keyword
+parameters after ``seed`` (``def SARSA_CliffWalking(seed=0, episodes: int = 500)``), or as one
+parameter whose default is a dataclass instance (``def DQN_CartPole(seed=0, p: DQNParams =
+CARTPOLE)``: the dataclass's fields are the parameters). ``make_experiment(name, seed,
+**overrides)`` checks the overrides against them (unknown names, wrong types, and the dataclass's
+own ``check(owner)``) before it builds anything.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
+import importlib.util
+import inspect
 import re
+import sys
+import types
+import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from .checks import ArgumentTypeError, is_int, is_real, non_negative_int
 
 __all__ = [
     "Experiment",
+    "RecipeParameter",
     "experiment",
     "list_experiments",
     "make_experiment",
+    "recipe_parameters",
     "UnknownExperimentError",
 ]
 
@@ -48,6 +67,10 @@ class Experiment:
     description: str = ""
     name: str = ""
     seed: int | None = None
+    #: torch threads the recipe runs best with (``rlkit run`` sets them; None: torch's default)
+    threads: int | None = None
+    #: every parameter of the recipe it was made from (``make_experiment`` fills it)
+    params: dict[str, Any] = field(default_factory=dict)
 
     def run(self) -> Any:
         """Run the experiment; return its hook."""
@@ -61,7 +84,9 @@ def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
 
     The function's name is the recipe's name, ``Method_Environment`` (e.g.
     ``TabularQLearning_CliffWalking``); the first line of its docstring is the description
-    ``rlkit list`` shows.
+    ``rlkit list`` shows. Its parameters after ``seed`` are the recipe's parameters (typed
+    keywords with defaults, or one dataclass instance as the default of a single parameter):
+    ``make_experiment`` and ``rlkit run --set`` override them.
 
     Example:
         >>> import rlkit as rk
@@ -84,7 +109,34 @@ def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
 
 
 def _load_bundled() -> None:
-    importlib.import_module("rlkit.experiments")
+    """Import the bundled recipes: ``rlkit.experiments`` as installed, or, when ``rlkit`` is a
+    source tree (a script run from a clone after a non-editable install imports the clone's
+    ``rlkit/``, which has no ``experiments`` inside), the ``experiments/`` folder beside it."""
+    if "rlkit.experiments" in sys.modules:
+        return
+    try:
+        importlib.import_module("rlkit.experiments")
+        return
+    except ModuleNotFoundError as error:
+        if error.name != "rlkit.experiments":
+            raise
+    folder = Path(__file__).resolve().parents[2] / "experiments"
+    spec = importlib.util.spec_from_file_location(
+        "rlkit.experiments", folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    if spec is None or spec.loader is None or not (folder / "__init__.py").is_file():
+        raise ModuleNotFoundError(
+            f"the bundled recipes (rlkit.experiments) are neither installed nor in {folder}",
+            name="rlkit.experiments",
+        )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["rlkit.experiments"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules["rlkit.experiments"]
+        raise
+    sys.modules["rlkit"].experiments = module  # as an import would
 
 
 def list_experiments() -> dict[str, str]:
@@ -97,11 +149,63 @@ def _describe(fn: Callable[..., Experiment]) -> str:
     return (fn.__doc__ or "").strip().splitlines()[0]
 
 
-def make_experiment(name: str, seed: int = 0, **kwargs: Any) -> Experiment:
-    """Build the registered recipe ``name`` with ``seed``.
+@dataclass(frozen=True)
+class RecipeParameter:
+    """One parameter of a recipe: its name, type (annotation) and default value."""
 
-    Raises :class:`UnknownExperimentError` listing the known names.
+    name: str
+    type: Any
+    default: Any
+
+    @property
+    def type_name(self) -> str:
+        """The type as written, e.g. ``int``, ``float | None``, ``tuple[int, ...]``."""
+        if typing.get_origin(self.type) is None and isinstance(self.type, type):
+            return self.type.__name__
+        return str(self.type).replace("typing.", "").replace("NoneType", "None")
+
+
+def recipe_parameters(name: str) -> dict[str, RecipeParameter]:
+    """The parameters ``make_experiment(name, seed, **overrides)`` accepts, in order.
+
+    Example:
+        >>> params = recipe_parameters("SARSA_CliffWalking")
+        >>> params["episodes"].default, params["episodes"].type_name
+        (500, 'int')
     """
+    fn = _recipe(name)
+    container, params = _params_dataclass(fn)
+    if container is not None:
+        hints = _type_hints(type(params))
+        return {
+            f.name: RecipeParameter(f.name, hints.get(f.name, Any), getattr(params, f.name))
+            for f in dataclasses.fields(params)
+        }
+    hints = _type_hints(fn)
+    return {
+        p.name: RecipeParameter(p.name, hints.get(p.name, Any), p.default)
+        for p in list(inspect.signature(fn).parameters.values())[1:]
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def _type_hints(obj: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(obj)
+    except Exception:  # an annotation naming something out of reach: no type check
+        return {}
+
+
+def _params_dataclass(fn: Callable[..., Experiment]) -> tuple[str | None, Any]:
+    """``(parameter name, dataclass instance)`` when the recipe's parameters after ``seed`` are
+    one dataclass instance, else ``(None, None)``."""
+    rest = list(inspect.signature(fn).parameters.values())[1:]
+    if len(rest) == 1 and dataclasses.is_dataclass(rest[0].default):
+        return rest[0].name, rest[0].default
+    return None, None
+
+
+def _recipe(name: str) -> Callable[..., Experiment]:
     _load_bundled()
     if name not in _REGISTRY:
         close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
@@ -109,9 +213,86 @@ def make_experiment(name: str, seed: int = 0, **kwargs: Any) -> Experiment:
         raise UnknownExperimentError(
             f"unknown experiment {name!r}.{hint} Known experiments: {', '.join(sorted(_REGISTRY))}"
         )
-    exp = _REGISTRY[name](seed=seed, **kwargs)
+    return _REGISTRY[name]
+
+
+def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
+    """Build the registered recipe ``name`` with ``seed``, overriding some of its parameters
+    (:func:`recipe_parameters` lists them).
+
+    Raises :class:`UnknownExperimentError` listing the known names, and, before building
+    anything, ``TypeError`` for an unknown parameter (listing the accepted ones) or a value of
+    the wrong type, ``ValueError`` for a value the recipe refuses; each names the recipe.
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.make_experiment("SARSA_CliffWalking", seed=1, episodes=3).stop_condition.n
+        3
+        >>> rk.make_experiment("SARSA_CliffWalking", episode=3)
+        Traceback (most recent call last):
+        ...
+        TypeError: SARSA_CliffWalking: unknown parameter 'episode'; it accepts seed, episodes, ...
+    """
+    fn = _recipe(name)
+    seed = non_negative_int(name, "seed", seed)
+    declared = recipe_parameters(name)
+    unknown = [key for key in overrides if key not in declared]
+    if unknown:
+        raise TypeError(
+            f"{name}: unknown parameter {unknown[0]!r}; it accepts {', '.join(['seed', *declared])}"
+        )
+    values = {key: _checked(name, declared[key], value) for key, value in overrides.items()}
+    container, params = _params_dataclass(fn)
+    if container is not None:
+        params = dataclasses.replace(params, **values)
+        check = getattr(params, "check", None)
+        if check is not None:
+            check(name)
+        exp = fn(seed=seed, **{container: params})
+    else:
+        exp = fn(seed=seed, **values)
     if not isinstance(exp, Experiment):
         raise TypeError(f"recipe {name!r} returned {type(exp).__name__}, not an rk.Experiment")
     exp.name, exp.seed = name, seed
-    exp.description = exp.description or _describe(_REGISTRY[name])
+    exp.description = exp.description or _describe(fn)
+    exp.params = {key: values.get(key, p.default) for key, p in declared.items()}
     return exp
+
+
+def _checked(owner: str, param: RecipeParameter, value: Any) -> Any:
+    """``value`` if it fits the parameter's type (tuples from lists), else ``TypeError``."""
+    ok, converted = _fits(param.type, value)
+    if not ok:
+        raise ArgumentTypeError(f"{owner}: {param.name} must be {param.type_name}, got {value!r}")
+    return converted
+
+
+def _fits(tp: Any, value: Any) -> tuple[bool, Any]:
+    if tp is Any:
+        return True, value
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        for arg in args:
+            ok, converted = _fits(arg, value)
+            if ok:
+                return True, converted
+        return False, value
+    if tp is type(None):
+        return value is None, value
+    if tp is bool:
+        return isinstance(value, bool), value
+    if tp is int:
+        return is_int(value), int(value) if is_int(value) else value
+    if tp is float:
+        return is_real(value), float(value) if is_real(value) else value
+    if origin is tuple and isinstance(value, (tuple, list)):
+        if len(args) == 2 and args[1] is Ellipsis:
+            items = [_fits(args[0], v) for v in value]
+        elif len(args) == len(value):
+            items = [_fits(a, v) for a, v in zip(args, value, strict=True)]
+        else:
+            return False, value
+        return all(ok for ok, _ in items), tuple(v for _, v in items)
+    if isinstance(tp, type):
+        return isinstance(value, tp), value
+    return True, value

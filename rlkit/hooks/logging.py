@@ -240,7 +240,7 @@ class TensorBoardLogger(AbstractLogger):
     restored with ``load_state_dict`` purges events at or after its restored step, so a resumed
     run does not show the steps after the checkpoint twice.
 
-    Needs the ``tensorboard`` package: ``pip install "rlkit[logging]"``.
+    Needs the ``tensorboard`` package: ``pip install tensorboard``.
 
     Example:
         >>> import rlkit as rk, tempfile
@@ -303,7 +303,7 @@ def _summary_writer_class() -> type:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError as e:  # tensorboard is an optional extra
         raise ImportError(
-            'TensorBoardLogger needs the tensorboard package: pip install "rlkit[logging]"'
+            "TensorBoardLogger needs the tensorboard package: pip install tensorboard"
         ) from e
     return SummaryWriter
 

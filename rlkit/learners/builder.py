@@ -50,7 +50,7 @@ from ..core.checks import check_callable, optional_positive_int, positive_int
 from ..core.dispatch import PlanStep, statistics, update, where
 from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
-from ..core.stages import POST_ACT_STAGE, AbstractStage, PostActStage
+from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage, PostActStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
 from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
@@ -283,7 +283,10 @@ class BuiltPolicy(StochasticPolicy):
     def hp(self, name: str) -> Any:
         """The hyperparameter ``name`` now (a schedule's value at the policy's transitions)."""
         value = self.config[name]
-        return value(self.transitions) if isinstance(value, Schedule) else value
+        if isinstance(value, Schedule):
+            value.t = self.transitions
+            return value.value
+        return value
 
     def extra_action_out(self, obs, dist, actions):
         fn = type(self).extra_action_out_fn
@@ -296,10 +299,15 @@ class BuiltPolicy(StochasticPolicy):
         for fn_name in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
             fn = getattr(cls, fn_name)
             if fn is not None:
-                label = f"    {fn_name} = {fn.__module__}.{fn.__qualname__}"
+                label = f"    {fn_name} = {_fn_name(fn)}"
                 steps.append(PlanStep(_nothing, label, where(fn)))
         steps.append(PlanStep(_nothing, f"    optimizer = {self.optimizer!r}", where(learn)))
-        return {POST_ACT_STAGE: steps}
+        plan = {POST_ACT_STAGE: steps}
+        fn = cls.extra_action_out_fn
+        if fn is not None:
+            label = f"  stored with each action: extra_action_out_fn = {_fn_name(fn)}"
+            plan[PRE_ACT_STAGE] = [PlanStep(_nothing_with_action, label, where(fn))]
+        return plan
 
     # ---- checkpoints ----
     def state_dict(self) -> dict[str, Any]:
@@ -330,6 +338,10 @@ class BuiltPolicy(StochasticPolicy):
 
 def _nothing() -> None:
     """A plan step that only describes (the learning itself is the update method above it)."""
+
+
+def _nothing_with_action(action: Any) -> None:
+    """The same at PreAct (where plan steps receive the action)."""
 
 
 def _make_optimizer(optimizer: Any, config: dict[str, Any], owner: str) -> Any:

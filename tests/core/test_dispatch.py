@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
+from pathlib import Path
 
 import pytest
 
@@ -227,3 +229,33 @@ def test_every_registered_method_follows_the_dispatch_rules():
             if any(p.kind is not p.POSITIONAL_ONLY for p in params):
                 problems.append(f"{label}: parameters must be positional-only (end with /)")
     assert problems == []
+
+
+def test_where_in_a_clone_named_rlkit_tells_user_files_from_library_files(tmp_path):
+    """A repository cloned into a folder named ``rlkit``: a user's file beside the package is
+    not shown as one of rlkit's files (``rlkit/...``), the package's files are."""
+    import shutil
+    import subprocess
+    import sys
+
+    clone = tmp_path / "rlkit"
+    source = Path(dispatch.__file__).resolve().parents[1]
+    shutil.copytree(source, clone / "rlkit", ignore=shutil.ignore_patterns("__pycache__"))
+    (clone / "my_learner.py").write_text("def learn():\n    pass\n")
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(clone)!r})\n"
+        "import my_learner, rlkit.core.run\n"
+        "from rlkit.core.dispatch import where\n"
+        "print(rlkit.__file__)\n"
+        "print(where(my_learner.learn))\n"
+        "print(where(rlkit.core.run.run))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=clone, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    package, user, library = result.stdout.splitlines()
+    assert package == str(clone / "rlkit" / "__init__.py")
+    assert not user.startswith("rlkit/") and user.endswith("my_learner.py:1")
+    assert re.fullmatch(r"rlkit/core/run\.py:\d+", library)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
-from rlkit.experiments.dqn import ACROBOT, CARTPOLE, MOUNTAIN_CAR
+from rlkit.experiments.dqn import ACROBOT, CARTPOLE, MOUNTAIN_CAR, DQNParams
 
 import rlkit as rk
 
@@ -170,3 +172,41 @@ def test_recipe_trains_on_cuda():
     exp = rk.make_experiment("DQN_CartPole", seed=0, total_steps=1100, device="cuda")
     rk.run(exp)
     assert next(exp.policy.policy.learner.model.parameters()).is_cuda
+
+
+# ---- the recipes' parameters ----
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_a_recipe_declares_its_hyperparameters_and_records_them(name):
+    exp = rk.make_experiment(name, seed=0, total_steps=2000, learning_rate=1e-3, hidden=[32])
+    assert exp.stop_condition.n == 2000
+    assert exp.threads == 1  # small MLPs: one torch thread
+    learner = exp.policy.policy.learner
+    assert learner.approximator.lr == 1e-3
+    linears = [m for m in learner.model.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears[0].out_features == 32 and len(linears) == 2
+    assert exp.params["total_steps"] == 2000 and exp.params["hidden"] == (32,)
+    assert set(exp.params) == {f.name for f in dataclasses.fields(DQNParams)}
+
+
+def test_a_zero_budget_is_refused_naming_the_recipe_and_the_parameter():
+    with pytest.raises(ValueError) as info:
+        rk.make_experiment("DQN_CartPole", total_steps=0)
+    assert str(info.value) == "DQN_CartPole: total_steps must be a positive integer, got 0"
+    with pytest.raises(ValueError, match="QRDQN_CartPole: gamma must be"):
+        rk.make_experiment("QRDQN_CartPole", gamma=1.5)
+
+
+def test_an_unknown_keyword_lists_the_recipes_parameters():
+    with pytest.raises(TypeError) as info:
+        rk.make_experiment("DQN_CartPole", lr=1e-3)
+    message = str(info.value)
+    assert message.startswith("DQN_CartPole: unknown parameter 'lr'; it accepts seed, total_steps")
+    assert "learning_rate" in message and "device" in message
+
+
+def test_n_step_returns_use_the_n_step_sampler():
+    exp = rk.make_experiment("DQN_CartPole", seed=0, n_step=3)
+    sampler = exp.policy.policy.learner.sampler
+    assert isinstance(sampler, rk.NStepBatchSampler) and sampler.n == 3

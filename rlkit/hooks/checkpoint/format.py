@@ -7,7 +7,7 @@ of the run, the torch global generator (when torch is loaded), and the step and 
 
 Format (version :data:`VERSION`):
 
-* arrays and tensors in a ``safetensors`` file (``pip install rlkit[checkpoint]``), or, without
+* arrays and tensors in a ``safetensors`` file (``pip install safetensors``), or, without
   safetensors, a numpy ``.npz`` archive (read with ``allow_pickle=False``);
 * everything else as JSON (in the safetensors metadata under ``"__rlkit__"``, or in the npz
   entry ``__rlkit__``), with the format name, the version and a SHA-256 checksum of the whole
@@ -270,7 +270,7 @@ def serialise(payload: dict[str, Any], fmt: str) -> bytes:
         st = _safetensors()
         if st is None:
             raise CheckpointError(
-                "format='safetensors' needs the safetensors package: pip install rlkit[checkpoint]"
+                "format='safetensors' needs the safetensors package: pip install safetensors"
             )
         return st.save(arrays, metadata={_JSON_KEY: text})
     import io
@@ -379,7 +379,7 @@ def _read_safetensors(path: Path, data: bytes) -> tuple[str, dict[str, np.ndarra
     if st is None:  # pragma: no cover - depends on the installation
         raise CheckpointError(
             f"{path} is a safetensors checkpoint; reading it needs the safetensors package: "
-            f"pip install rlkit[checkpoint]"
+            f"pip install safetensors"
         )
     try:
         arrays = st.load(data)

@@ -30,6 +30,7 @@ from ...core.checks import optional_positive_int
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
 from ...core.state import has_state
+from ...core.stop_conditions import StopSignal
 from .files import is_temporary, list_checkpoints
 from .format import checked_format
 from .run_state import load_checkpoint, save_checkpoint
@@ -53,7 +54,8 @@ class CheckpointHook(AbstractHook):
     calls it at those boundaries (``after_step_check``, ``after_episode_check``); the hook must
     therefore be run by ``rk.run``.
 
-    When the stop condition ends the run, a final checkpoint is written (marked ``finished``).
+    When the stop condition ends the run, a final checkpoint is written (marked ``finished``,
+    unless a ``StopSignal`` in the condition, e.g. Ctrl-C, ended it: then resuming continues).
     When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
     step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
     checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
@@ -166,7 +168,7 @@ class CheckpointHook(AbstractHook):
             self._due = self._due or due
             self._stopping = stop
         elif stop:
-            self.save(finished=True)
+            self.save(finished=not self._interrupted())
         elif due:
             self.save()
 
@@ -176,10 +178,15 @@ class CheckpointHook(AbstractHook):
         due = self._due or (
             self.every_n_episodes is not None and self.episodes % self.every_n_episodes == 0
         )
-        finished = stop or self._stopping
+        stopping = stop or self._stopping
         self._due = self._stopping = False
-        if due or finished:
-            self.save(finished=finished)
+        if due or stopping:
+            self.save(finished=stopping and not self._interrupted())
+
+    def _interrupted(self) -> bool:
+        """The run stops because a ``StopSignal`` (Ctrl-C) was set, not because it is over: its
+        final checkpoint is not ``finished``, and resuming it continues the run."""
+        return self._run is not None and _signal_set(self._run[2])
 
     # ---- vector envs: a step counts n_envs transitions; its boundary is after the episode
     # checks of the sub-envs that finished at it (the vector loop calls them after the step
@@ -249,3 +256,10 @@ class CheckpointHook(AbstractHook):
 @restore.dispatch
 def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
     load_checkpoint(source, policy, env, stop, hook)
+
+
+def _signal_set(condition: Any) -> bool:
+    """Whether ``condition`` is, or is composed with, a ``StopSignal`` that was set."""
+    if isinstance(condition, StopSignal):
+        return condition.is_set()
+    return any(_signal_set(part) for part in getattr(condition, "conditions", ()))

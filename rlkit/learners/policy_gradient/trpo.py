@@ -20,7 +20,9 @@ Both module trees are settings: ``policy_optimizer`` and ``value_optimizer`` tak
 Defaults are Stable-Baselines3 contrib's. Differences: the natural-gradient step is scaled with
 the undamped Fisher product ``d^T F d`` (TensorForce's derivation; Stable-Baselines3 uses the
 damped one, a slightly shorter first step the line search then needs less often to shorten); no
-``sub_sampling_factor`` and no gSDE; ``lr`` is a number (no schedule).
+``sub_sampling_factor`` and no gSDE; ``lr`` is a number (no schedule); the KL is ``KL(old || new)``
+as in the TRPO paper and TensorForce (Stable-Baselines3 uses ``KL(new || old)``: the same Fisher
+matrix at the old parameters, slightly different values in the line search's KL test).
 
 Example:
     >>> import rlkit as rk

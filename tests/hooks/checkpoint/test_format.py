@@ -165,5 +165,5 @@ def test_without_safetensors_checkpoints_fall_back_to_npz(tmp_path, monkeypatch)
     rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(12), hook)
     assert latest_checkpoint(tmp_path).name == f"checkpoint-{12:012d}.npz"
     assert load_checkpoint(tmp_path, rk.RandomPolicy(), rk.GymEnv("CartPole-v1")).step == 12
-    with pytest.raises(CheckpointError, match=r"pip install rlkit\[checkpoint\]"):
+    with pytest.raises(CheckpointError, match=r"pip install safetensors"):
         save_checkpoint(tmp_path / "x", Holder({}), Holder({}), format="safetensors")

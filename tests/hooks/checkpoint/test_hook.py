@@ -46,3 +46,28 @@ def test_checkpoint_hook_outside_rk_run_says_so(tmp_path):
     hook = CheckpointHook(tmp_path)
     with pytest.raises(RuntimeError, match="not attached to a run"):
         hook(rk.PRE_EXPERIMENT_STAGE, None, None)
+
+
+def test_a_run_stopped_by_a_stop_signal_is_not_finished_and_resumes(tmp_path):
+    """Ctrl-C (a ``StopSignal`` in the stop condition) ends the run with a checkpoint that is not
+    ``finished``: resuming it continues to the run's own end."""
+    signal = rk.StopSignal()
+    interrupt = rk.DoEveryNSteps(lambda t, policy, env: signal.set() if t == 7 else None, n=1)
+    hook = CheckpointHook(tmp_path, every_n_steps=1000)
+    stop = rk.StopAfterNSteps(30) | signal
+    policy, env = rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0)
+    rk.run(policy, env, stop, interrupt + hook)
+    meta = read_checkpoint(latest_checkpoint(tmp_path))["meta"]
+    assert (meta["step"], meta["finished"]) == (7, False)
+    signal.clear()
+    resumed = CheckpointHook(tmp_path, every_n_steps=1000)
+    stop = rk.StopAfterNSteps(30) | rk.StopSignal()
+    rk.run(
+        rk.RandomPolicy(),
+        rk.GymEnv("CartPole-v1"),
+        stop,
+        rk.DoEveryNSteps(lambda t, policy, env: None, n=1) + resumed,
+        resume_from=tmp_path,
+    )
+    meta = read_checkpoint(latest_checkpoint(tmp_path))["meta"]
+    assert (meta["step"], meta["finished"]) == (30, True)  # its own end: finished

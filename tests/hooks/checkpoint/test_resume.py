@@ -462,7 +462,7 @@ def test_cli_resume_continues_a_crashed_run_to_the_same_results(tmp_path, monkey
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert (config["experiment"], config["seed"], config["checkpoint_every"]) == (name, 2, 1000)
     assert cli.main([*args, "--logdir", str(tmp_path / "run")]) == 2  # not over an existing run
-    assert "already holds a run" in capsys.readouterr().err
+    assert "already holds this run" in capsys.readouterr().err
     assert cli.main(["resume", str(tmp_path / "run"), "--quiet"]) == 0
     assert "resuming at step" in capsys.readouterr().out
     assert _episodes_csv(tmp_path / "run") == _episodes_csv(tmp_path / "ref")

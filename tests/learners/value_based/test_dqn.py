@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from rlkit.experiments.dqn import CARTPOLE, build_replay_agent
+from rlkit.experiments.dqn import CARTPOLE, DQN_CartPole
 from torch import nn
 
 import rlkit as rk
@@ -360,7 +360,8 @@ def test_state_dict_round_trip_continues_bit_identically():
 
 def test_same_seed_twice_gives_identical_parameters():
     def train(seed):
-        agent, env = build_replay_agent(
+        exp = DQN_CartPole(
+            seed,
             replace(
                 CARTPOLE,
                 total_steps=600,
@@ -369,9 +370,9 @@ def test_same_seed_twice_gives_identical_parameters():
                 gradient_steps=5,
                 hidden=(32, 32),
             ),
-            seed,
         )
-        rk.run(agent, env, rk.StopAfterNSteps(600))
+        agent = exp.policy
+        rk.run(agent, exp.env, rk.StopAfterNSteps(600))
         return [p.detach().clone() for p in agent.policy.learner.model.parameters()]
 
     a, b, c = train(3), train(3), train(4)
@@ -397,7 +398,8 @@ def test_batches_drawn_ahead_train_exactly_like_one_draw_per_step(monkeypatch, n
     )
 
     def train(samples_ahead: bool):
-        agent, env = build_replay_agent(config, 3, n_step=n_step)
+        exp = DQN_CartPole(3, replace(config, n_step=n_step))
+        agent, env = exp.policy, exp.env
         learner = agent.policy.learner
         learner.samples_ahead = samples_ahead
         sample = learner.sampler.sample
@@ -464,8 +466,9 @@ def one_thread():
 
 @pytest.mark.slow
 def test_dqn_solves_cartpole_within_20k_steps(one_thread):
-    agent, env = build_replay_agent(FAST_CARTPOLE, seed=0)
-    rk.run(agent, env, rk.StopAfterNSteps(FAST_CARTPOLE.total_steps))
+    exp = DQN_CartPole(0, FAST_CARTPOLE)  # its agent and environment (no evaluation hook)
+    agent = exp.policy
+    rk.run(agent, exp.env, rk.StopAfterNSteps(FAST_CARTPOLE.total_steps))
     result = rk.evaluate(agent, rk.GymEnv("CartPole-v1"), 20, seed=123)
     assert result.mean >= 195, result
 

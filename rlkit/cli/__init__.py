@@ -1,0 +1,424 @@
+"""The ``rlkit`` command: list, run, resume and plot the bundled experiments.
+
+rlkit list
+rlkit run TabularQLearning_CliffWalking --seed 0
+rlkit run DQN_CartPole --help                                       # the recipe's parameters
+rlkit run DQN_CartPole --steps 20000 --set learning_rate=1e-3 --threads 1
+rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # logs, checkpoints there
+rlkit resume runs/dqn                                               # continue after a crash
+rlkit plot runs/dqn                                                 # runs/dqn/learning_curve.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..hooks.basic import find_hook
+from .rundir import RunDirError
+from .summary import LearningSummary, report_evaluations
+
+__all__ = ["main", "LearningSummary"]
+
+INTERRUPTED = 130  # the shell's status of a process ended by Ctrl-C (128 + SIGINT)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rlkit`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(_recipe_help(argv))
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one outside the run
+        print("rlkit: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _fail(message: Any, status: int = 2) -> int:
+    print(f"rlkit: {message}", file=sys.stderr)
+    return status
+
+
+def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
+    from ..core.version import __version__
+
+    parser = argparse.ArgumentParser(prog="rlkit", description="Run bundled rlkit experiments.")
+    parser.add_argument("--version", action="version", version=f"rlkit {__version__}")
+    sub = parser.add_subparsers(dest="command")
+    listing = sub.add_parser("list", help="list the bundled experiments")
+    listing.set_defaults(func=_list)
+    run = sub.add_parser(
+        "run",
+        help="run a bundled experiment ('rlkit run NAME --help' lists its parameters)",
+        epilog=recipe_help
+        or "'rlkit run NAME --help' lists the parameters of the recipe NAME (--set NAME=VALUE).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("name", help="experiment name, e.g. TabularQLearning_CliffWalking")
+    run.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
+    run.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="budget in environment steps (the recipe's total_steps; episode-counting recipes: "
+        "--set episodes=N)",
+    )
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override one of the recipe's parameters (repeatable); VALUE is a Python literal "
+        "(1e-3, 64,64, None) or a word (cuda)",
+    )
+    run.add_argument("--device", default=None, help="torch device of deep recipes, e.g. cuda")
+    _threads_option(run)
+    run.add_argument(
+        "--out",
+        type=Path,
+        default=Path("runs"),
+        help="parent folder of the run directory (default ./runs)",
+    )
+    run.add_argument(
+        "--logdir",
+        type=Path,
+        default=None,
+        help="the run directory itself: episodes.csv, config.json, TensorBoard events (when "
+        "tensorboard is installed) and checkpoints go there (default: a new folder under --out); "
+        "a folder holding another run is refused",
+    )
+    run.add_argument(
+        "--restart",
+        action="store_true",
+        help="start the run again in a --logdir that holds this same run without a checkpoint "
+        "(stopped before its first one); its old results are deleted",
+    )
+    run.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="save a checkpoint every N environment steps (and at the end, or at Ctrl-C) into "
+        "RUN_DIR/checkpoints; continue with 'rlkit resume RUN_DIR'",
+    )
+    run.add_argument("--quiet", action="store_true", help="print only the final summary")
+    run.set_defaults(func=_run)
+    resume = sub.add_parser("resume", help="continue a checkpointed run from its newest checkpoint")
+    resume.add_argument("run_dir", type=Path, help="the run directory of 'rlkit run'")
+    _threads_option(resume)
+    resume.add_argument("--quiet", action="store_true", help="print only the final summary")
+    resume.set_defaults(func=_resume)
+    plot = sub.add_parser(
+        "plot", help="draw a run's learning curve into RUN_DIR/learning_curve.png (matplotlib)"
+    )
+    plot.add_argument("run_dir", type=Path, help="the run directory of 'rlkit run'")
+    plot.add_argument("--output", type=Path, default=None, help="the PNG file to write")
+    plot.set_defaults(func=_plot)
+    return parser
+
+
+def _threads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="torch threads (default: the recipe's choice, 1 for the small MLPs of the DQN "
+        "recipes; more threads slow small networks down on a busy machine)",
+    )
+
+
+def _recipe_help(argv: list[str]) -> str | None:
+    """The parameters of the recipe named in ``rlkit run NAME --help``, for its help text."""
+    if len(argv) < 3 or argv[0] != "run" or not {"-h", "--help"} & set(argv):
+        return None
+    from ..core.experiment import UnknownExperimentError, recipe_parameters
+
+    try:
+        params = recipe_parameters(argv[1])
+    except UnknownExperimentError:
+        return None
+    lines = [f"parameters of {argv[1]} (--set NAME=VALUE; --steps sets total_steps):"]
+    width = max((len(f"{p.name}: {p.type_name}") for p in params.values()), default=0)
+    for p in params.values():
+        lines.append(f"  {f'{p.name}: {p.type_name}':<{width}}  = {p.default!r}")
+    return "\n".join(lines)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..core.experiment import list_experiments
+
+    recipes = list_experiments()
+    width = max(map(len, recipes), default=0)
+    for name, description in recipes.items():
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def _positive(name: str, value: int | None) -> str | None:
+    if value is not None and value < 1:
+        return f"{name} must be a positive integer, got {value}"
+    return None
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``--set`` pairs (values read as Python literals, else as words), ``--steps`` and
+    ``--device`` as recipe parameters; ``ValueError`` for a malformed or repeated one."""
+    from ..core.experiment import recipe_parameters
+
+    declared = recipe_parameters(args.name)
+    overrides: dict[str, Any] = {}
+    for item in args.overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects NAME=VALUE, got {item!r}")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        if key.strip() in overrides:
+            raise ValueError(f"--set {key.strip()} is given twice")
+        overrides[key.strip()] = value
+    for option, key, value in (
+        ("--steps", "total_steps", args.steps),
+        ("--device", "device", args.device),
+    ):
+        if value is None:
+            continue
+        if key not in declared:
+            hint = ""
+            if key == "total_steps" and "episodes" in declared:
+                hint = " (it counts episodes: --set episodes=N)"
+            elif key == "device":
+                hint = " (it does not use torch)"
+            raise ValueError(f"{option}: {args.name} has no parameter {key}{hint}")
+        if key in overrides:
+            raise ValueError(f"{option} and --set {key}= both set {key}")
+        overrides[key] = value
+    return overrides
+
+
+def _tensorboard_available() -> bool:
+    """TensorBoard events are written with torch's SummaryWriter: both must be installed."""
+    for name in ("tensorboard", "torch"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):  # e.g. sys.modules[name] is None
+            return False
+    return True
+
+
+def _set_threads(threads: int | None) -> None:
+    """Torch's thread count for this run, when torch is in use (a tabular run never loads it)."""
+    torch = sys.modules.get("torch")
+    if threads is not None and torch is not None:
+        torch.set_num_threads(threads)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..core.experiment import UnknownExperimentError, make_experiment
+    from .rundir import make_config, new_run_dir, prepare_logdir, write_config
+
+    if args.seed < 0:
+        return _fail(f"--seed must be a non-negative integer, got {args.seed}")
+    for name, value in (
+        ("--checkpoint-every", args.checkpoint_every),
+        ("--steps", args.steps),
+        ("--threads", args.threads),
+    ):
+        if (problem := _positive(name, value)) is not None:
+            return _fail(problem)
+    if args.logdir is not None and args.logdir.is_file():
+        return _fail(f"--logdir {args.logdir} is a file, not a folder; give a folder for the run")
+    try:
+        overrides = _overrides(args)
+        experiment = make_experiment(args.name, seed=args.seed, **overrides)
+    except (UnknownExperimentError, TypeError, ValueError) as error:
+        return _fail(error)
+    except ModuleNotFoundError as error:  # torch for a deep recipe
+        return _fail(error, status=1)
+    threads = args.threads or experiment.threads
+    config = make_config(
+        experiment,
+        overrides=overrides,
+        checkpoint_every=args.checkpoint_every,
+        threads=threads,
+        tensorboard=_tensorboard_available(),
+    )
+    try:
+        if args.logdir is not None:
+            run_dir = args.logdir
+            prepare_logdir(run_dir, config, restart=args.restart)
+        else:
+            run_dir = new_run_dir(args.out, args.name, args.seed)
+    except RunDirError as error:
+        return _fail(error)
+    write_config(run_dir, config)
+    print(f"{experiment.name} (seed {args.seed}): {experiment.description}")
+    print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
+    return _execute(experiment, run_dir, config, threads, quiet=args.quiet)
+
+
+def _tensorboard_note(run_dir: Path, config: dict[str, Any]) -> str:
+    if config.get("tensorboard"):
+        return f"; TensorBoard: tensorboard --logdir {run_dir / 'tensorboard'}"
+    return "; no TensorBoard events (pip install tensorboard, with torch, to get them)"
+
+
+def _execute(
+    experiment: Any,
+    run_dir: Path,
+    config: dict[str, Any],
+    threads: int | None,
+    *,
+    quiet: bool,
+    resume_from: Path | None = None,
+) -> int:
+    """Run (or resume) ``experiment`` with the CLI's hooks: the first Ctrl-C stops it at the
+    next step boundary (a final checkpoint is written when checkpointing is on)."""
+    from ..core.run import run
+    from ..core.stop_conditions import StopSignal
+
+    _set_threads(threads)
+    stop = StopSignal.on_sigint()
+    try:
+        hook = _hooks(experiment, run_dir, config, quiet=quiet, stop_signal=stop)
+        run(
+            experiment.policy,
+            experiment.env,
+            experiment.stop_condition | stop,
+            hook,
+            resume_from=resume_from,
+        )
+    finally:
+        signal.signal(signal.SIGINT, stop.previous_handler)
+    report_evaluations(experiment, run_dir)
+    if stop.is_set():
+        return _interrupted(run_dir, config, hook)
+    print(f"results written to {run_dir}")
+    return 0
+
+
+def _interrupted(run_dir: Path, config: dict[str, Any], hook: Any) -> int:
+    from ..hooks.checkpoint import CheckpointHook
+    from .rundir import run_command
+
+    print(f"interrupted: the results so far are in {run_dir}")
+    checkpoints = find_hook(hook, CheckpointHook)
+    if checkpoints is not None and checkpoints.last_path is not None:
+        print(f"checkpoint written at step {checkpoints.steps:,}; continue with:")
+        print(f"  rlkit resume {run_dir}")
+    else:
+        print("no checkpoints (--checkpoint-every N) to resume from; start again with:")
+        print(f"  {run_command(run_dir, config, restart=True)}")
+    return INTERRUPTED
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from ..core.experiment import UnknownExperimentError, make_experiment
+    from ..hooks.checkpoint import CheckpointError, latest_checkpoint, read_checkpoint
+    from .rundir import read_config, run_command
+
+    if (problem := _positive("--threads", args.threads)) is not None:
+        return _fail(problem)
+    run_dir = args.run_dir
+    try:
+        config = read_config(run_dir)
+    except RunDirError as error:
+        return _fail(error)
+    name, seed = config["experiment"], config["seed"]
+    newest = latest_checkpoint(run_dir / "checkpoints")
+    if newest is None:
+        if config.get("checkpoint_every") is None:
+            why = f"{run_dir} was started without checkpoints (--checkpoint-every N)"
+        else:
+            why = (
+                f"no checkpoint was written in {run_dir / 'checkpoints'} (the run stopped "
+                f"before its first one, due every {config['checkpoint_every']:,} steps)"
+            )
+        return _fail(
+            f"{why}; start it again there with: {run_command(run_dir, config, restart=True)}"
+        )
+    try:
+        meta = read_checkpoint(newest)["meta"]
+        if meta["finished"]:
+            print(f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}")
+            return 0
+        experiment = make_experiment(name, seed=seed, **config.get("overrides", {}))
+    except (CheckpointError, UnknownExperimentError, TypeError, ValueError) as error:
+        return _fail(error)
+    except ModuleNotFoundError as error:
+        return _fail(error, status=1)
+    print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
+    print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
+    threads = args.threads or config.get("threads") or experiment.threads
+    try:
+        return _execute(experiment, run_dir, config, threads, quiet=args.quiet, resume_from=newest)
+    except CheckpointError as error:
+        return _fail(error)
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from .plot import plot_run
+
+    if not args.run_dir.is_dir():
+        return _fail(f"{args.run_dir} is not a run directory of 'rlkit run'")
+    try:
+        path = plot_run(args.run_dir, args.output)
+    except FileNotFoundError as error:
+        return _fail(error)
+    except ModuleNotFoundError as error:
+        return _fail(error, status=1)
+    print(f"learning curve written to {path}")
+    return 0
+
+
+def _hooks(
+    experiment: Any, run_dir: Path, config: dict[str, Any], *, quiet: bool, stop_signal: Any
+) -> Any:
+    """The hooks of a CLI run: the same chain for ``run`` and ``resume`` (a checkpoint is
+    restored into a chain of the same hooks)."""
+    from ..hooks.basic import StepsPerEpisode, TotalRewardPerEpisode
+    from ..hooks.logging import CSVLogger, TensorBoardLogger
+    from ..hooks.progress import ProgressBar
+
+    own = find_hook(experiment.hook, TotalRewardPerEpisode)
+    returns, steps = own or TotalRewardPerEpisode(), StepsPerEpisode()
+    # On a terminal a progress bar shows the run; elsewhere the summary prints a line every
+    # few seconds. The bar is always in the chain (disabled off-terminal): resume needs the
+    # same hooks.
+    bar_shown = not quiet and sys.stderr.isatty()
+    bar = ProgressBar(experiment.stop_condition, desc=config["experiment"], disable=not bar_shown)
+    summary = LearningSummary(returns, steps, quiet=quiet or bar_shown, stop_signal=stop_signal)
+    own_hooks = steps if own else returns + steps
+    hook = own_hooks if experiment.hook is None else experiment.hook + own_hooks
+    hook = hook + CSVLogger(run_dir / "episodes.csv")
+    if config.get("tensorboard"):
+        hook = hook + TensorBoardLogger(run_dir / "tensorboard")
+    hook = hook + bar + summary
+    every = config.get("checkpoint_every")
+    if every is not None:
+        from ..hooks.checkpoint import CheckpointHook
+
+        metadata = {"experiment": config["experiment"], "seed": config["seed"]}
+        hook = hook + CheckpointHook(
+            run_dir / "checkpoints", every_n_steps=every, metadata=metadata
+        )
+    return hook
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

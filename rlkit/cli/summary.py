@@ -1,0 +1,109 @@
+"""What ``rlkit run`` prints while and after it runs: the learning summary and the recipe's
+greedy evaluations."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core.interfaces import AbstractHook
+from ..hooks.basic import find_hook
+
+__all__ = ["LearningSummary", "report_evaluations"]
+
+
+class LearningSummary(AbstractHook):
+    """Prints episodes, steps, recent mean return and steps/s every few seconds, and at the end
+    (``done:``, or ``stopped:`` when ``stop_signal`` ended the run early).
+
+    It reads the episode returns and lengths of the hooks it is given.
+
+    Example:
+        >>> import rlkit as rk
+        >>> returns, steps = rk.TotalRewardPerEpisode(), rk.StepsPerEpisode()
+        >>> hook = returns + steps + LearningSummary(returns, steps, quiet=True)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...            rk.StopAfterNEpisodes(2), hook)  # doctest: +ELLIPSIS
+        done: episodes       2  steps ...
+    """
+
+    def __init__(
+        self,
+        returns: Any,
+        steps: Any,
+        *,
+        every_s: float = 2.0,
+        window: int = 100,
+        quiet: bool = False,
+        stop_signal: Any = None,
+    ) -> None:
+        self.returns, self.steps = returns, steps
+        self.every_s, self.window, self.quiet = every_s, window, quiet
+        self.stop_signal = stop_signal
+        self.start = self.last = time.perf_counter()
+        self.start_steps = 0
+
+    def pre_experiment(self, policy: Any, env: Any) -> None:
+        self.start = self.last = time.perf_counter()
+        self.start_steps = self.total_steps  # a resumed run's rate counts its own steps
+
+    def state_dict(self) -> dict[str, Any]:
+        """Nothing to save: it only displays the state of the hooks it reads."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass
+
+    @property
+    def total_steps(self) -> int:
+        """Environment steps in finished episodes."""
+        return sum(self.steps.steps)
+
+    def post_episode(self, policy: Any, env: Any) -> None:
+        now = time.perf_counter()
+        if not self.quiet and now - self.last >= self.every_s:
+            self.last = now
+            print(self.line(now), flush=True)
+
+    def post_experiment(self, policy: Any, env: Any) -> None:
+        stopped = self.stop_signal is not None and self.stop_signal.is_set()
+        print(self.line(time.perf_counter(), head="stopped: " if stopped else "done: "))
+
+    def line(self, now: float, head: str = "") -> str:
+        """One summary line."""
+        rewards = self.returns.rewards[-self.window :]
+        total_steps = self.total_steps
+        mean = sum(rewards) / len(rewards) if rewards else float("nan")
+        rate = (total_steps - self.start_steps) / max(now - self.start, 1e-9)
+        return (
+            f"{head}episodes {len(self.returns.rewards):>7,}  steps {total_steps:>9,}  "
+            f"mean return (last {len(rewards)}) {mean:9.3f}  {rate:,.0f} steps/s"
+        )
+
+
+def report_evaluations(experiment: Any, run_dir: Path) -> None:
+    """Print the recipe's greedy evaluations (if it has an ``EvaluationHook``) and write them to
+    ``evaluations.csv``: step, mean and std of the return per evaluation."""
+    from ..hooks.evaluation import EvaluationHook
+
+    hook = find_hook(experiment.hook, EvaluationHook)
+    if hook is None or not hook.results:
+        return
+    with open(run_dir / "evaluations.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["step", "mean_return", "std_return"])
+        writer.writerows(hook.results)
+    last = hook.results[-1]
+    line = (
+        f"greedy evaluation ({hook.n_episodes} episodes, {len(hook.results)} times): "
+        f"last {last.mean:.3f} at step {last.step:,}"
+    )
+    if hook.keep_best:
+        line += f", best {hook.best_mean:.3f} at step {hook.best_step:,}"
+    if hook.restored_step is not None:
+        line += " (the policy now holds the best parameters)"
+    print(line)
+    sys.stdout.flush()
