@@ -496,11 +496,14 @@ def _optimize(policy: BuiltPolicy, flat: Batch) -> dict[str, float]:
     count = 0
     fns = {} if cls.gradients_fn is None else {"fn_gradients": cls.gradients_fn}
     for epoch in range(policy.config["n_epochs"]):
-        order = policy.rng.permutation(n) if batch_size < n else np.arange(n)
+        order = policy.rng.permutation(n) if batch_size < n else None
         for start in range(0, n, batch_size):
-            index = torch.as_tensor(order[start : start + batch_size])
-            minibatch = Batch({k: v[index] for k, v in flat.items()})
-            minibatch.owner = flat.owner
+            if order is None:  # one minibatch: the whole batch (a mean does not need shuffling)
+                minibatch = flat
+            else:
+                index = torch.as_tensor(order[start : start + batch_size])
+                minibatch = Batch({k: v[index] for k, v in flat.items()})
+                minibatch.owner = flat.owner
             loss, info = _checked_loss(policy, minibatch, epoch, start // batch_size)
             kl = info.get("approx_kl")
             if target_kl is not None and kl is not None and kl > 1.5 * target_kl:
@@ -509,7 +512,12 @@ def _optimize(policy: BuiltPolicy, flat: Batch) -> dict[str, float]:
             result = policy.optimizer.step(policy.params, lambda loss=loss: loss, **fns)
             policy.gradient_steps += 1
             count += 1
-            for key, value in {"loss": result.loss, "grad_norm": result.grad_norm, **info}.items():
+            reported = {
+                "loss": getattr(result, "loss", math.nan),
+                "grad_norm": getattr(result, "grad_norm", math.nan),
+                **info,
+            }
+            for key, value in reported.items():
                 sums[key] = sums.get(key, 0.0) + float(value)
     return _means(sums, count)
 

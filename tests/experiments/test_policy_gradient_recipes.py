@@ -75,11 +75,13 @@ def test_a2c_cartpole_solves_within_its_budget():
 
 @pytest.mark.slow
 def test_vpg_cartpole_reaches_195():
-    experiment = rk.make_experiment("VPG_CartPole", seed=0)
+    # shortened from the recipe's 200k steps: seed 0 reaches a greedy mean of 439 at 100k
+    experiment = rk.make_experiment("VPG_CartPole", seed=0, total_steps=100_000)
     rk.run(experiment)
     assert _greedy_mean(experiment) >= 195
 
 
-# The A2C test's budget: the recipe's 500k steps (shortened only where the shorter run still
-# solves with this seed; see the report in benchmarks/README.md).
-A2C_TEST_STEPS = A2C_CARTPOLE.total_steps
+# The A2C test's budget: shortened from the recipe's 500k steps to 200k, at which seed 0 already
+# scores a greedy 500 (A2C has no schedule, so the shortened run is the full run's beginning).
+A2C_TEST_STEPS = 200_000
+assert A2C_TEST_STEPS < A2C_CARTPOLE.total_steps

@@ -96,10 +96,20 @@ def ppo_loss(policy, model, dist_class, batch):
     return loss, info
 
 
+def fused_adam(params, **kwargs) -> torch.optim.Adam:
+    """``torch.optim.Adam`` fused into one kernel per step where torch supports it (the same
+    algorithm, about twice as fast for small networks)."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, fused=True, **kwargs)
+    except (RuntimeError, TypeError, ValueError):  # an older torch or an unsupported device
+        return torch.optim.Adam(params, **kwargs)
+
+
 def adam_optimizer(config):
     """Adam (eps 1e-5, as Stable-Baselines3) with the gradient norm clipped at
     ``max_grad_norm``; its learning rate is set from ``lr`` before every update."""
-    return GradientStep(torch.optim.Adam, max_grad_norm=config["max_grad_norm"], eps=1e-5)
+    return GradientStep(fused_adam, max_grad_norm=config["max_grad_norm"], eps=1e-5)
 
 
 PPO = build_policy(
