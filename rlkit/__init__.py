@@ -102,11 +102,15 @@ _LAZY: dict[str, str] = {
     "MaximizationBiasEnv": "rlkit.envs.toy.maximization_bias",
     "GridWorldEnv": "rlkit.envs.toy.grid_world",
     "GamblersProblemEnv": "rlkit.envs.toy.gamblers_problem",
+    "MazeEnv": "rlkit.envs.toy.maze",
+    "RandomWalk1000Env": "rlkit.envs.toy.random_walk_1000",
+    "ShortCorridorEnv": "rlkit.envs.toy.short_corridor",
     # policies and explorers
     "Agent": "rlkit.policies.agent",
     "RandomPolicy": "rlkit.policies.random",
     "QBasedPolicy": "rlkit.policies.q_based",
     "VBasedPolicy": "rlkit.policies.v_based",
+    "LinearSoftmaxPolicy": "rlkit.policies.softmax",
     **dict.fromkeys(
         [
             "AbstractExplorer",
@@ -121,10 +125,23 @@ _LAZY: dict[str, str] = {
     "TabularVApproximator": "rlkit.approximators.tabular",
     "TabularQApproximator": "rlkit.approximators.tabular",
     "NeuralNetworkApproximator": "rlkit.approximators.neural",
+    **dict.fromkeys(
+        ["LinearVApproximator", "LinearQApproximator", "StateAggregation"],
+        "rlkit.approximators.linear",
+    ),
+    "TileCoder": "rlkit.approximators.tile_coding",
     "TargetNetwork": "rlkit.approximators.neural",
     # learners
     "TDLearner": "rlkit.learners.tabular.td",
     "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",
+    "DynaLearner": "rlkit.learners.tabular.dyna",
+    **dict.fromkeys(
+        ["ReinforceLearner", "ActorCriticLearner"], "rlkit.learners.tabular.policy_gradient"
+    ),
+    **dict.fromkeys(
+        ["TDLambdaLearner", "SARSALambdaLearner", "LambdaReturnLearner"],
+        "rlkit.learners.tabular.traces",
+    ),
     **dict.fromkeys(
         ["policy_evaluation", "policy_iteration", "value_iteration"],
         "rlkit.learners.tabular.dynamic_programming",

@@ -12,8 +12,20 @@ _ENVS = {
     "rlkit/MaximizationBias-v0": "rlkit.envs.toy.maximization_bias:MaximizationBiasEnv",
     "rlkit/GridWorld-v0": "rlkit.envs.toy.grid_world:GridWorldEnv",
     "rlkit/GamblersProblem-v0": "rlkit.envs.toy.gamblers_problem:GamblersProblemEnv",
+    "rlkit/RandomWalk1000-v0": "rlkit.envs.toy.random_walk_1000:RandomWalk1000Env",
+    "rlkit/ShortCorridor-v0": "rlkit.envs.toy.short_corridor:ShortCorridorEnv",
 }
 
 for _id, _entry_point in _ENVS.items():
     if _id not in registry:
         register(id=_id, entry_point=_entry_point)
+
+# one environment class, three layouts (Sutton & Barto chapter 8)
+_MAZES = {
+    "rlkit/DynaMaze-v0": "dyna",
+    "rlkit/BlockingMaze-v0": "blocking",
+    "rlkit/ShortcutMaze-v0": "shortcut",
+}
+for _id, _layout in _MAZES.items():
+    if _id not in registry:
+        register(id=_id, entry_point="rlkit.envs.toy.maze:MazeEnv", kwargs={"layout": _layout})

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ...approximators.linear import LinearQApproximator, LinearVApproximator
 from ...approximators.tabular import TabularQApproximator, TabularVApproximator
 from ...core.checks import check_gamma, positive_int
 from ...core.dispatch import statistics, update
@@ -58,7 +59,9 @@ class TDLearner(AbstractLearner):
 
     Args:
         approximator: a ``TabularVApproximator`` for ``"td0"``, a ``TabularQApproximator`` for the
-            control methods (Q1 for double Q-learning).
+            control methods (Q1 for double Q-learning). A ``LinearVApproximator`` /
+            ``LinearQApproximator`` plugs in the same way (semi-gradient TD(0), n-step
+            semi-gradient TD, semi-gradient SARSA, ...; S&B chapters 9 and 10).
         method: ``"td0"`` (TD prediction of V), ``"sarsa"``, ``"expected_sarsa"``,
             ``"qlearning"`` (default) or ``"double_qlearning"``.
         gamma: discount factor in [0, 1].
@@ -136,7 +139,10 @@ class TDLearner(AbstractLearner):
         return f"{type(self).__name__}({self.approximator!r}, gamma={self.gamma}, n={self.n})"
 
     def __call__(self, env: AbstractEnv) -> Any:
-        return self.approximator.table[env.state]  # = approximator.q(env.state), one call less
+        approximator = self.approximator
+        if type(approximator) is TabularQApproximator:
+            return approximator.table[env.state]  # = approximator.q(env.state), one call less
+        return approximator.q(env.state)
 
     # ---- one n-step update: transition tau with the window [tau, h) of the trajectory ----
     def _update_window(
@@ -299,6 +305,11 @@ class DoubleQLearningLearner(TDLearner):
     ) -> None:
         super().__init__(approximator, **kwargs)
         name = type(self).__name__
+        if not isinstance(self.approximator, TabularQApproximator):
+            raise TypeError(
+                f"{name}: method 'double_qlearning' needs a TabularQApproximator, got "
+                f"{type(self.approximator).__name__}: {self.approximator!r}"
+            )
         if second_approximator is None:
             second_approximator = copy.deepcopy(self.approximator)
         second = _check_approximator(name, self.method, "q", second_approximator)
@@ -363,10 +374,13 @@ def _method_class(owner: str, method: Any) -> type[TDLearner]:
 
 
 def _check_approximator(owner: str, method: str, values: str, approximator: Any) -> Any:
-    expected = TabularVApproximator if values == "v" else TabularQApproximator
+    if values == "v":
+        expected: tuple[type, ...] = (TabularVApproximator, LinearVApproximator)
+    else:
+        expected = (TabularQApproximator, LinearQApproximator)
     if not isinstance(approximator, expected):
         raise TypeError(
-            f"{owner}: method {method!r} needs a {expected.__name__} "
+            f"{owner}: method {method!r} needs a {' or '.join(e.__name__ for e in expected)} "
             f"({'state' if values == 'v' else 'action'} values), got "
             f"{type(approximator).__name__}: {approximator!r}"
         )
@@ -417,7 +431,12 @@ def _(
 ):
     approximator = learner.approximator
     alpha = approximator.step_size
-    if learner.n != 1 or alpha is None or env.legal_action_mask is not None:
+    if (
+        learner.n != 1
+        or alpha is None
+        or env.legal_action_mask is not None
+        or type(approximator) is not TabularQApproximator
+    ):
         _update_completed(learner, trajectory, env)
         return
     # Same arithmetic as approximator.update, with Python floats: max() of a short list and
