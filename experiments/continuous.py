@@ -12,11 +12,12 @@ rl-baselines3-zoo's hyperparameters and Stable-Baselines3's semantics.
 
 Every recipe accepts ``total_steps=`` (a shorter run), ``n_envs=`` (a ``rk.VectorGymEnv`` of
 that many copies; SB3 semantics: ``train_freq`` and ``gradient_steps`` count vector steps,
-``learning_starts`` transitions) and ``device=``. Every generator (environments, network
-initialisation, sampling, replay, noise) is derived from the recipe's ``seed`` with
-``numpy.random.SeedSequence``. The zoo trains with an ``EvalCallback`` only for reporting; these
-recipes report the training episodes' returns (``rk.TotalRewardPerEpisode``); evaluate the
-final policy with ``rk.evaluate``.
+``learning_starts`` transitions), ``device=``, and ``learning_starts``, ``batch_size``,
+``hidden`` and ``lr`` to replace the zoo's values (None: the zoo's). Every generator
+(environments, network initialisation, sampling, replay, noise) is derived from the recipe's
+``seed`` with ``numpy.random.SeedSequence``. The zoo trains with an ``EvalCallback`` only for
+reporting; these recipes report the training episodes' returns (``rk.TotalRewardPerEpisode``);
+evaluate the final policy with ``rk.evaluate``.
 """
 
 from __future__ import annotations
@@ -144,9 +145,13 @@ def SAC_Pendulum(
     total_steps: int | None = None,
     n_envs: int = 1,
     device: str = "cpu",
-    **overrides: Any,
+    learning_starts: int | None = None,
+    batch_size: int | None = None,
+    hidden: tuple[int, ...] | None = None,
+    lr: float | None = None,
 ) -> rk.Experiment:
     """SAC on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (20k steps, lr 1e-3)."""
+    overrides = _overrides(learning_starts, batch_size, hidden, lr)
     args = (seed, total_steps, n_envs, device, overrides)
     return _make(rk.SAC, "Pendulum-v1", SAC_PENDULUM, SAC_Pendulum, *args)
 
@@ -158,9 +163,13 @@ def TD3_Pendulum(
     total_steps: int | None = None,
     n_envs: int = 1,
     device: str = "cpu",
-    **overrides: Any,
+    learning_starts: int | None = None,
+    batch_size: int | None = None,
+    hidden: tuple[int, ...] | None = None,
+    lr: float | None = None,
 ) -> rk.Experiment:
     """TD3 on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (20k steps, noise 0.1)."""
+    overrides = _overrides(learning_starts, batch_size, hidden, lr)
     args = (seed, total_steps, n_envs, device, overrides)
     return _make(rk.TD3, "Pendulum-v1", TD3_PENDULUM, TD3_Pendulum, *args)
 
@@ -172,9 +181,13 @@ def DDPG_Pendulum(
     total_steps: int | None = None,
     n_envs: int = 1,
     device: str = "cpu",
-    **overrides: Any,
+    learning_starts: int | None = None,
+    batch_size: int | None = None,
+    hidden: tuple[int, ...] | None = None,
+    lr: float | None = None,
 ) -> rk.Experiment:
     """DDPG on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (20k steps, noise 0.1)."""
+    overrides = _overrides(learning_starts, batch_size, hidden, lr)
     args = (seed, total_steps, n_envs, device, overrides)
     return _make(rk.DDPG, "Pendulum-v1", TD3_PENDULUM, DDPG_Pendulum, *args)
 
@@ -186,10 +199,14 @@ def TD3_MountainCarContinuous(
     total_steps: int | None = None,
     n_envs: int = 1,
     device: str = "cpu",
-    **overrides: Any,
+    learning_starts: int | None = None,
+    batch_size: int | None = None,
+    hidden: tuple[int, ...] | None = None,
+    lr: float | None = None,
 ) -> rk.Experiment:
     """TD3 on MountainCarContinuous-v0 with rl-baselines3-zoo's hyperparameters (300k steps,
     Ornstein-Uhlenbeck noise 0.5)."""
+    overrides = _overrides(learning_starts, batch_size, hidden, lr)
     args = (seed, total_steps, n_envs, device, overrides)
     env_id = "MountainCarContinuous-v0"
     return _make(rk.TD3, env_id, TD3_MOUNTAIN_CAR, TD3_MountainCarContinuous, *args)
@@ -202,11 +219,15 @@ def SAC_HalfCheetah(
     total_steps: int | None = None,
     n_envs: int = 1,
     device: str = "cpu",
-    **overrides: Any,
+    learning_starts: int | None = None,
+    batch_size: int | None = None,
+    hidden: tuple[int, ...] | None = None,
+    lr: float | None = None,
 ) -> rk.Experiment:
     """SAC on MuJoCo HalfCheetah-v5 with rl-baselines3-zoo's hyperparameters (1M steps;
     needs pip install mujoco)."""
     require_mujoco("SAC_HalfCheetah")
+    overrides = _overrides(learning_starts, batch_size, hidden, lr)
     args = (seed, total_steps, n_envs, device, overrides)
     return _make(rk.SAC, "HalfCheetah-v5", SAC_HALF_CHEETAH, SAC_HalfCheetah, *args)
 
@@ -218,13 +239,27 @@ def TD3_HalfCheetah(
     total_steps: int | None = None,
     n_envs: int = 1,
     device: str = "cpu",
-    **overrides: Any,
+    learning_starts: int | None = None,
+    batch_size: int | None = None,
+    hidden: tuple[int, ...] | None = None,
+    lr: float | None = None,
 ) -> rk.Experiment:
     """TD3 on MuJoCo HalfCheetah-v5 with rl-baselines3-zoo's hyperparameters (1M steps, noise
     0.1; needs pip install mujoco)."""
     require_mujoco("TD3_HalfCheetah")
+    overrides = _overrides(learning_starts, batch_size, hidden, lr)
     args = (seed, total_steps, n_envs, device, overrides)
     return _make(rk.TD3, "HalfCheetah-v5", TD3_HALF_CHEETAH, TD3_HalfCheetah, *args)
+
+
+def _overrides(learning_starts, batch_size, hidden, lr) -> dict[str, Any]:
+    given = {
+        "learning_starts": learning_starts,
+        "batch_size": batch_size,
+        "hidden": hidden,
+        "lr": lr,
+    }
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def _doc(fn: Any) -> str:
