@@ -118,6 +118,9 @@ class DQNParams:
     adam_eps: float = 1e-8
     n_step: int = 1  # n-step returns (1: one-step DQN, as Stable-Baselines3)
     device: str = "cpu"
+    # sub-envs stepped together (rk.VectorGymEnv, sync backend) when > 1; every schedule above
+    # counts transitions, so the ratio of gradient steps to transitions is the single env's
+    n_envs: int = 1
 
     @property
     def n_gradient_steps(self) -> int:
@@ -135,6 +138,7 @@ class DQNParams:
             "train_freq",
             "gradient_steps",
             "n_step",
+            "n_envs",
         ):
             checks.positive_int(owner, name, getattr(self, name))
         checks.non_negative_int(owner, "learning_starts", self.learning_starts)
@@ -237,9 +241,15 @@ class RecipeSeeds:
         return cls(*spawn_seeds(seed, 5))
 
 
-def gym_env(env_id: str, seed: np.random.SeedSequence) -> rk.GymEnv:
-    """The training environment, seeded from ``seed``."""
-    return rk.GymEnv(env_id, seed=int_seed(seed))
+def gym_env(
+    env_id: str, seed: np.random.SeedSequence, n_envs: int = 1
+) -> rk.GymEnv | rk.VectorGymEnv:
+    """The training environment, seeded from ``seed``: ``n_envs`` sub-envs of a
+    ``rk.VectorGymEnv`` (sync backend; their seeds spawned from the same integer) when
+    ``n_envs > 1``."""
+    if n_envs == 1:
+        return rk.GymEnv(env_id, seed=int_seed(seed))
+    return rk.VectorGymEnv(env_id, n_envs, seed=int_seed(seed))
 
 
 def adam(params: Any, lr: float, eps: float = 1e-8) -> Any:
@@ -332,7 +342,7 @@ def best_policy_evaluation(
 
 
 def zoo_experiment(
-    p: DQNParams, seeds: RecipeSeeds, env: rk.GymEnv, agent: rk.Agent
+    p: DQNParams, seeds: RecipeSeeds, env: rk.GymEnv | rk.VectorGymEnv, agent: rk.Agent
 ) -> rk.Experiment:
     """``agent`` trained on ``env`` for ``p.total_steps`` steps, recording episode returns and
     keeping the best evaluated policy, torch on one thread."""
@@ -368,7 +378,7 @@ def DQN_MountainCar(seed: int = 0, p: DQNParams = MOUNTAIN_CAR) -> rk.Experiment
 
 def _dqn(env_id: str, p: DQNParams, s: RecipeSeeds) -> rk.Experiment:
     """DQN (target network, Huber loss) on ``env_id``: the three ``DQN_*`` recipes."""
-    env = gym_env(env_id, s.env)
+    env = gym_env(env_id, s.env, p.n_envs)
     q = q_approximator(env, p, s.network)
     return zoo_experiment(
         p,
@@ -394,7 +404,7 @@ def _dqn(env_id: str, p: DQNParams, s: RecipeSeeds) -> rk.Experiment:
 def PrioritizedDQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
     """Double DQN on prioritized replay (alpha 0.6, beta 0.4 -> 1) on CartPole-v1, zoo settings."""
     s = RecipeSeeds.of(seed)
-    env = gym_env("CartPole-v1", s.env)
+    env = gym_env("CartPole-v1", s.env, p.n_envs)
     q = q_approximator(env, p, s.network)
     return zoo_experiment(
         p,
@@ -429,7 +439,7 @@ def PrioritizedDQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experi
 def QRDQN_CartPole(seed: int = 0, p: DQNParams = QRDQN_CARTPOLE) -> rk.Experiment:
     """QR-DQN (10 quantiles) on CartPole-v1 with rl-baselines3-zoo's (sb3-contrib) settings."""
     s = RecipeSeeds.of(seed)
-    env = gym_env("CartPole-v1", s.env)
+    env = gym_env("CartPole-v1", s.env, p.n_envs)
     q = q_approximator(env, p, s.network, n_quantiles=10)
     return zoo_experiment(
         p,
@@ -456,7 +466,7 @@ def QRDQN_CartPole(seed: int = 0, p: DQNParams = QRDQN_CARTPOLE) -> rk.Experimen
 def BasicDQN_CartPole(seed: int = 0, p: DQNParams = BASIC_CARTPOLE) -> rk.Experiment:
     """Deep Q-learning without a target network on CartPole-v1 (10k steps, MLP 128-128)."""
     s = RecipeSeeds.of(seed)
-    env = gym_env("CartPole-v1", s.env)
+    env = gym_env("CartPole-v1", s.env, p.n_envs)
     return zoo_experiment(
         p,
         s,

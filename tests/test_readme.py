@@ -32,3 +32,14 @@ def test_the_hooks_example_writes_logs_and_a_checkpoint(tmp_path, monkeypatch):
     assert [p.name for p in (run_dir / "checkpoints").iterdir()] == [
         "checkpoint-000000001500.safetensors"
     ]
+
+
+def test_the_vector_env_example_runs(capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "rk.VectorGymEnv" in b]
+    namespace: dict = {}
+    exec(compile(example, str(README), "exec"), namespace)
+    episodes, *_ = capsys.readouterr().out.split()
+    assert int(episodes) > 100  # random CartPole episodes last about 22 steps
+    assert namespace["dqn"].env.n_envs == 4
+    namespace["dqn"].env.close()

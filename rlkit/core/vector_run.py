@@ -25,6 +25,8 @@ see :meth:`AbstractHook.plan`). Stop conditions count transitions, ``n_envs`` pe
 
 from __future__ import annotations
 
+from numpy import count_nonzero
+
 from .dispatch import run_loop
 from .interfaces import AbstractPolicy, AbstractVectorEnv
 from .plan import CallPlan
@@ -88,7 +90,7 @@ def _steps(policy: AbstractPolicy, env: AbstractVectorEnv, plan: CallPlan) -> No
             call()
         stop = bool(stop_step())
         if stop_episode is not None:
-            for _ in range(int(env.done.sum())):
+            for _ in range(count_nonzero(env.done)):
                 stop = bool(stop_episode()) or stop
         if stop:
             return

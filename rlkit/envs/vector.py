@@ -59,9 +59,11 @@ class _Labelled(gym.Wrapper):
     (the attributes of its wrapper chain, as ``GymEnv.state_dict`` saves them) is the
     attribute ``rlkit_state`` (read and written through gymnasium's ``get_attr``/``set_attr``)."""
 
-    def __init__(self, env: gym.Env, index: int, seed: int | None) -> None:
+    def __init__(self, env: gym.Env, index: int, seed: int | None, fast: bool = False) -> None:
         super().__init__(env)
         self.rlkit_label = f"sub-env {index} (seed {seed})"
+        if fast:  # in this process: no wrapper layer per step; _Group.step names the sub-env
+            self.step = env.step
 
     def step(self, action: Any) -> Any:
         try:
@@ -117,6 +119,7 @@ class _Factory:
 
     def __init__(self, make: str | Callable[[], gym.Env], kwargs: dict, index: int, seed: Any):
         self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
+        self.fast = False  # set by a group that steps its sub-envs in its own process
 
     def __call__(self) -> gym.Env:
         try:
@@ -132,7 +135,7 @@ class _Factory:
                 f"VectorGymEnv: the function of sub-env {self.index} must return a gymnasium.Env,"
                 f" got {type(env).__name__}: {env!r}"
             )
-        return _Labelled(env, self.index, self.seed)
+        return _Labelled(env, self.index, self.seed, self.fast)
 
 
 # ---- one group of sub-envs behind a gymnasium vector env, in rlkit's contract ----
@@ -146,6 +149,9 @@ class _Group:
 
     def __init__(self, factories: list[_Factory], kind: str, mode: str, context: Any = None):
         autoreset_mode = _MODES[mode]
+        self.in_process = kind != "subprocess"
+        for factory in factories:
+            factory.fast = self.in_process
         if kind == "subprocess":
             self.vec = gym.vector.AsyncVectorEnv(
                 factories, autoreset_mode=autoreset_mode, context=context
@@ -166,7 +172,17 @@ class _Group:
         return state, _mask(info, self.n)
 
     def step(self, actions: Any) -> tuple:
-        state, reward, terminated, truncated, info = self.vec.step(actions)
+        try:
+            state, reward, terminated, truncated, info = self.vec.step(actions)
+        except SubEnvError:
+            raise
+        except Exception as error:
+            if self.in_process:  # name the sub-env SyncVectorEnv.step was stepping
+                index = _failing_index(error)
+                if index is not None:
+                    label = self.vec.envs[index].rlkit_label
+                    raise SubEnvError(f"{label} raised in step: {error!r}") from error
+            raise
         done = terminated | truncated
         mask = _mask(info, self.n)
         final = state
@@ -181,7 +197,7 @@ class _Group:
                 reset_mask = _mask(reset_info, self.n)
                 if reset_mask is not None:
                     mask = reset_mask if mask is None else np.where(done[:, None], reset_mask, mask)
-        return state, reward.astype(np.float64), terminated, truncated, final, mask
+        return state, np.asarray(reward, np.float64), terminated, truncated, final, mask, done
 
     def get_states(self) -> list[dict[str, Any]]:
         return list(self.vec.get_attr("rlkit_state"))
@@ -194,6 +210,21 @@ class _Group:
             self.vec.close(terminate=terminate)
         else:
             self.vec.close()
+
+
+def _failing_index(error: BaseException) -> int | None:
+    """The sub-env index ``SyncVectorEnv.step`` was at when ``error`` was raised."""
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code is _SYNC_STEP_CODE:
+            index = frame.f_locals.get("i")
+            return index if isinstance(index, int) else None
+        tb = tb.tb_next
+    return None
+
+
+_SYNC_STEP_CODE = gym.vector.SyncVectorEnv.step.__code__
 
 
 def _mask(info: dict[str, Any], n: int) -> np.ndarray | None:
@@ -258,6 +289,8 @@ class VectorGymEnv(AbstractVectorEnv):
         >>> env.close()
     """
 
+    done: Any = None  # a plain attribute here (kept current in reset/act): cheaper than a property
+
     def __init__(
         self,
         id_or_fns: str | Sequence[Callable[[], gym.Env]],
@@ -299,14 +332,22 @@ class VectorGymEnv(AbstractVectorEnv):
                 )
             self._group = _Group(factories, backend, self.autoreset_mode, context)
         self.action_space, self.state_space = self._group.spaces()
+        self._group_step = self._group.step
         self._mask: np.ndarray | None = None
         self.reward = np.zeros(self.n_envs)
         self.is_terminated = np.zeros(self.n_envs, bool)
         self.is_truncated = np.zeros(self.n_envs, bool)
+        self.done = np.zeros(self.n_envs, bool)
+        self._actions_shape = (self.n_envs, *(getattr(self.action_space, "shape", None) or ()))
         self._closed = False
 
+    @property
+    def name(self) -> str:
+        """The gymnasium id of the sub-envs (``"fns"`` when built from functions)."""
+        return self.id if self.id is not None else "fns"
+
     def __repr__(self) -> str:
-        what = self.id if self.id is not None else "fns"
+        what = self.name
         return f"VectorGymEnv({what!r}, {self.n_envs}, backend={self.backend!r})"
 
     @property
@@ -328,19 +369,25 @@ class VectorGymEnv(AbstractVectorEnv):
         self.reward = np.zeros(self.n_envs)
         self.is_terminated = np.zeros(self.n_envs, bool)
         self.is_truncated = np.zeros(self.n_envs, bool)
+        self.done = np.zeros(self.n_envs, bool)
         self.needs_reset = False
 
     def act(self, actions: Any) -> None:
         """One action per sub-env: an array (or sequence) of shape ``(n_envs, *action_shape)``."""
-        actions = np.asarray(actions)
-        shape = getattr(self.action_space, "shape", None) or ()
-        if actions.shape != (self.n_envs, *shape):
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
+        if actions.shape != self._actions_shape:
             raise ValueError(
-                f"{self!r}: actions must have shape {(self.n_envs, *shape)} (one action of "
+                f"{self!r}: actions must have shape {self._actions_shape} (one action of "
                 f"{self.action_space} per sub-env), got shape {actions.shape}"
             )
         if self.needs_reset:
             raise RuntimeError(f"{self!r}: call reset() before act()")
+        try:
+            out = self._group_step(actions)
+        except BaseException as error:
+            self._failed(error)
+            raise
         (
             self.state,
             self.reward,
@@ -348,20 +395,27 @@ class VectorGymEnv(AbstractVectorEnv):
             self.is_truncated,
             self.final_state,
             self._mask,
-        ) = self._call("step", actions)
+            self.done,
+        ) = out
 
     def _call(self, method: str, *args: Any) -> Any:
         """Call the backend; on any error close every worker, then raise (nothing hangs)."""
         try:
             return getattr(self._group, method)(*args)
         except BaseException as error:
-            self._shut_down()
-            if isinstance(error, SubEnvError) or not isinstance(error, Exception):
-                raise
-            cause = _sub_env_cause(error)
-            if cause is not None:
-                raise SubEnvError(f"{self!r}: {cause}") from error
+            self._failed(error)
             raise
+
+    def _failed(self, error: BaseException) -> None:
+        """Shut every worker down; raise a SubEnvError naming the sub-env when a worker's error
+        was one (re-raised by gymnasium or Ray in another type); else return (the caller
+        re-raises ``error``)."""
+        self._shut_down()
+        if isinstance(error, SubEnvError) or not isinstance(error, Exception):
+            return
+        cause = _sub_env_cause(error)
+        if cause is not None:
+            raise SubEnvError(f"{self!r}: {cause}") from error
 
     def _shut_down(self) -> None:
         if not self._closed:
@@ -418,6 +472,7 @@ class VectorGymEnv(AbstractVectorEnv):
         self.reward = np.array(state["reward"], dtype=np.float64)
         self.is_terminated = np.array(state["is_terminated"], dtype=bool)
         self.is_truncated = np.array(state["is_truncated"], dtype=bool)
+        self.done = self.is_terminated | self.is_truncated
         self._mask = None if state["mask"] is None else np.array(state["mask"], dtype=bool)
 
 

@@ -58,7 +58,7 @@ class Agent(AbstractPolicy):
 
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         plan: dict[AbstractStage, list[PlanStep]] = {}
-        learns = False
+        learns = records = False
         inner = self.policy.plan(env)
         for stage in STAGES:
             extra = (object,) if stage is PRE_ACT_STAGE else ()
@@ -67,10 +67,18 @@ class Agent(AbstractPolicy):
             if learn is not None and stage is PRE_ACT_STAGE:
                 learn = _ignoring_action(learn)
             learns = learns or learn is not None
+            records = records or record is not None
             steps = [s for s in (record, learn) if s is not None]
             steps.extend(inner.get(stage, ()))
             if steps:
                 plan[stage] = steps
+        if isinstance(env, AbstractVectorEnv) and not records:
+            raise DispatchError(
+                f"Agent: trajectory {type(self.trajectory).__name__} has no recording method "
+                f"for the vector env {type(env).__name__}, so it would record nothing. Use one "
+                f"that records vector envs (rk.CircularArraySARTTrajectory, the prioritized one) "
+                f"or a single env."
+            )
         learner = getattr(self.policy, "learner", None)
         if learner is not None and not learns:
             raise DispatchError(

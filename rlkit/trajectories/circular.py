@@ -92,6 +92,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.n_inserted = 0  # complete transitions recorded since construction (or clear)
         self.pending = False  # PreAct wrote the head slot, PostAct has not completed it yet
         self.n_pending = 1  # slots PreAct wrote (n_envs for a vector env's batch)
+        self.stride = 1  # slots between one (sub-)env's consecutive transitions: n_envs
 
     def __repr__(self) -> str:
         return (
@@ -163,6 +164,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.action[rows] = actions
         self.pending = True
         self.n_pending = n
+        self.stride = n
 
     def end_transitions(
         self, rewards: Any, terminals: Any, truncateds: Any, next_states: Any
@@ -238,6 +240,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             "n_inserted": self.n_inserted,
             "pending": self.pending,
             "n_pending": self.n_pending,
+            "stride": self.stride,
             **{name: getattr(self, name).copy() for name in TRACES},
         }
 
@@ -273,6 +276,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.n_inserted = int(state["n_inserted"])
         self.pending = bool(state["pending"])
         self.n_pending = int(state.get("n_pending", 1))  # absent before vector envs
+        self.stride = int(state.get("stride", 1))
 
 
 def space_layout(space: gym.Space) -> tuple[tuple[int, ...], np.dtype]:

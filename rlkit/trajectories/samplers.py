@@ -144,12 +144,14 @@ class NStepBatchSampler(BatchSampler):
         indices, weights = self._indices(trajectory, n_batches)
         capacity, stored = trajectory.capacity, len(trajectory)
         steps = self._steps
-        # how many transitions from slot i to the most recent one, inclusive (>= 1)
+        # a vector env's sub-env records every `stride`-th slot (stride = n_envs)
+        stride = getattr(trajectory, "stride", 1)
+        # how many slots from slot i to the most recent one, inclusive (>= 1)
         available = stored - (indices - (trajectory.head - stored)) % capacity
-        window = indices[:, None] + steps  # (batch, n) slots
+        window = indices[:, None] + steps * stride  # (batch, n) slots
         window %= capacity
         ends = trajectory.terminal[window] | trajectory.truncated[window]
-        ends |= steps >= (available - 1)[:, None]
+        ends |= steps * stride >= (available - stride)[:, None]
         ends[:, -1] = True
         last = ends.argmax(axis=1)  # the position of each window's last transition
         inside = steps <= last[:, None]

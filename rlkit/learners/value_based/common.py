@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork, clone_tensors
 from ...core.checks import check_gamma
 from ...core.dispatch import statistics, update
-from ...core.interfaces import AbstractEnv, AbstractLearner
+from ...core.interfaces import AbstractEnv, AbstractLearner, AbstractVectorEnv
 from ...core.stages import PostActStage, PreExperimentStage
 from ...core.state import state_or_none
 from ...trajectories.circular import CircularArraySARTTrajectory
@@ -374,6 +374,24 @@ class ValueBasedLearner(AbstractLearner):
         if n_steps:
             self.train(trajectory, n_steps)
 
+    def learn_batch(self, trajectory: Any, n_transitions: int) -> None:
+        """A vector env's step recorded ``n_transitions`` transitions (one per sub-env): count
+        each as an environment step (the target network and the controller advance once per
+        transition), then take all the gradient steps the controller granted for them.
+
+        So schedules are in transitions, as with a single env: ``learning_starts``,
+        ``train_freq`` and the target interval count transitions, and the ratio of gradient
+        steps to transitions is the single env's. (Stable-Baselines3 counts ``train_freq`` in
+        vector-env steps, i.e. trains ``n_envs`` times less per transition.)"""
+        granted = 0
+        for _ in range(n_transitions):
+            self.env_steps += 1
+            if self._target_per_env_step:
+                self.target.update()
+            granted += self.controller.step()
+        if granted:
+            self.train(trajectory, granted)
+
     def train(self, trajectory: Any, n_steps: int) -> None:
         """Take ``n_steps`` gradient steps on batches from ``trajectory``.
 
@@ -492,7 +510,7 @@ def _(learner: ValueBasedLearner, /):
 def _(
     learner: ValueBasedLearner,
     trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: PreExperimentStage,
     /,
 ):
@@ -510,3 +528,15 @@ def _(
     /,
 ):
     learner.learn(trajectory)
+
+
+# ---- PostAct with a vector env: one transition per sub-env was recorded ----
+@update.dispatch
+def _(
+    learner: ValueBasedLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractVectorEnv,
+    stage: PostActStage,
+    /,
+):
+    learner.learn_batch(trajectory, env.n_envs)

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 
 from ...core.dispatch import update
-from ...core.interfaces import AbstractEnv
+from ...core.interfaces import AbstractEnv, AbstractVectorEnv
 from ...core.stages import PostActStage, PreExperimentStage
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
@@ -73,7 +73,7 @@ def _not_prioritized(learner: PrioritizedDQNLearner, trajectory: Any) -> None:
 def _(
     learner: PrioritizedDQNLearner,
     trajectory: PrioritizedCircularArraySARTTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: PreExperimentStage,
     /,
 ):
@@ -84,7 +84,7 @@ def _(
 def _(
     learner: PrioritizedDQNLearner,
     trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
+    env: AbstractEnv | AbstractVectorEnv,
     stage: PreExperimentStage,
     /,
 ):
@@ -108,6 +108,29 @@ def _(
     learner: PrioritizedDQNLearner,
     trajectory: CircularArraySARTTrajectory,
     env: AbstractEnv,
+    stage: PostActStage,
+    /,
+):
+    _not_prioritized(learner, trajectory)
+
+
+# ---- PostAct with a vector env: one transition per sub-env was recorded ----
+@update.dispatch
+def _(
+    learner: PrioritizedDQNLearner,
+    trajectory: PrioritizedCircularArraySARTTrajectory,
+    env: AbstractVectorEnv,
+    stage: PostActStage,
+    /,
+):
+    learner.learn_batch(trajectory, env.n_envs)
+
+
+@update.dispatch
+def _(
+    learner: PrioritizedDQNLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractVectorEnv,
     stage: PostActStage,
     /,
 ):
