@@ -18,12 +18,15 @@ Stable-Baselines3's semantics (see :mod:`rlkit.learners.policy_gradient.ppo` and
 * ``PPO_Pendulum``: zoo's settings (4 envs, n_steps 1024, gae_lambda 0.95, gamma 0.9, 10 epochs,
   lr 1e-3, clip 0.2, ent_coef 0) without gSDE and without ``VecNormalize`` (neither exists in
   rlkit yet), so with plain Gaussian exploration it needs more steps: 200k instead of 100k.
+  Measured on seed 0: greedy mean -256.7 +/- 116.8 over 20 episodes (last 20 training episodes
+  -214.4): it learns to swing up but does not reach zoo's about -200 reliably;
+* ``PPO_Acrobot`` measured on seed 0: greedy mean -83.3 +/- 16.7 over 20 episodes.
 
 No model selection: the run ends with the final policy (PPO's and A2C's final greedy policies
 solve CartPole; nothing is picked from evaluations). Every generator (the envs' and the policy's:
 network initialisation, action sampling, minibatch shuffling) derives from the recipe's ``seed``
 with ``numpy.random.SeedSequence``. Recipes accept ``total_steps=`` (schedules stretch to it)
-and ``device=``.
+and ``device=``, and run torch on one thread (``Experiment.threads``).
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ def _experiment(
         stop_condition=rk.StopAfterNSteps(config.total_steps),
         hook=rk.TotalRewardPerEpisode(),
         description=description,
+        threads=1,  # small MLPs: more torch threads only add synchronisation
     )
 
 
