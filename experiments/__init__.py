@@ -3,4 +3,10 @@
 Importing this package registers every recipe with ``@rk.experiment``.
 """
 
-from . import dqn, optimizers, policy_gradient, tabular  # noqa: F401 - registration happens at import
+from . import (  # noqa: F401 - registration happens at import
+    continuous,
+    dqn,
+    optimizers,
+    policy_gradient,
+    tabular,
+)

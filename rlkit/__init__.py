@@ -187,6 +187,14 @@ _LAZY: dict[str, str] = {
     "PPO": "rlkit.learners.policy_gradient.ppo",
     "TRPO": "rlkit.learners.policy_gradient.trpo",
     "ES": "rlkit.learners.policy_gradient.es",
+    # continuous control: off-policy actor-critics and action noise
+    "SAC": "rlkit.learners.actor_critic.sac",
+    "TD3": "rlkit.learners.actor_critic.td3",
+    "DDPG": "rlkit.learners.actor_critic.ddpg",
+    **dict.fromkeys(
+        ["ActionNoise", "GaussianActionNoise", "OrnsteinUhlenbeckActionNoise"],
+        "rlkit.policies.action_noise",
+    ),
     # optimizer modules (a subpackage: rk.optimizers.GradientDescent, rk.optimizers.make, ...)
     "optimizers": "rlkit.optimizers",
 }

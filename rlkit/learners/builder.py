@@ -369,9 +369,15 @@ def build_policy(
     model_fn: Callable[..., Any],
     optimizer: Any,
     defaults: Mapping[str, Any],
+    base: type[BuiltPolicy] | None = None,
 ) -> type[BuiltPolicy]:
     """Compile pure functions into a :class:`BuiltPolicy` subclass named ``name`` (see the
-    module docstring for each function's signature and the order they run in)."""
+    module docstring for each function's signature and the order they run in).
+
+    ``loss_fn`` may also be a dict ``{name: loss_fn}`` of several losses (actor-critic methods),
+    with ``optimizer`` a dict of as many optimizers under the same names; such a policy needs a
+    ``base`` (a :class:`BuiltPolicy` subclass) whose learning step steps each loss with its own
+    optimizer (e.g. :class:`~rlkit.learners.actor_critic.common.OffPolicyActorCritic`)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"build_policy: name must be an identifier, got {name!r}")
     if not isinstance(defaults, Mapping):
@@ -385,7 +391,16 @@ def build_policy(
         "model_fn": model_fn,
         "optimizer": optimizer,
     }
-    return _make_class(name, BuiltPolicy, {**_COMMON_DEFAULTS, **defaults}, functions)
+    if base is None:
+        base = BuiltPolicy
+    if not (isinstance(base, type) and issubclass(base, BuiltPolicy)):
+        raise TypeError(f"build_policy: base must be a BuiltPolicy subclass, got {base!r}")
+    if isinstance(loss_fn, Mapping) and base is BuiltPolicy:
+        raise TypeError(
+            f"build_policy({name!r}): a dict of losses needs a base class that steps each loss "
+            f"with its own optimizer (base=...), e.g. OffPolicyActorCritic"
+        )
+    return _make_class(name, base, {**_COMMON_DEFAULTS, **defaults}, functions)
 
 
 def _make_class(
@@ -396,19 +411,38 @@ def _make_class(
             continue
         if fn is None and key in ("loss_fn", "model_fn"):
             raise TypeError(f"build_policy({name!r}): {key} is required")
+        if key == "loss_fn" and isinstance(fn, Mapping):  # several losses, one optimizer each
+            if not fn:
+                raise TypeError(f"build_policy({name!r}): loss_fn must not be an empty dict")
+            for loss_name, one in fn.items():
+                check_callable(
+                    f"build_policy({name!r})", f"loss_fn[{loss_name!r}]", one, _SIGNATURES[key]
+                )
+            continue
         if fn is not None:
             check_callable(f"build_policy({name!r})", key, fn, _SIGNATURES[key])
-    namespace: dict[str, Any] = {
-        key: staticmethod(fn) if key in FUNCTION_NAMES and fn is not None else fn
-        for key, fn in functions.items()
-    }
+    namespace: dict[str, Any] = {key: _as_class_attribute(key, fn) for key, fn in functions.items()}
     namespace.update(
         name=name,
         defaults=MappingProxyType(dict(defaults)),
-        __module__=getattr(functions.get("loss_fn"), "__module__", base.__module__),
+        __module__=_module_of(functions.get("loss_fn"), base),
         __doc__=f"The {name} policy built by rk.build_policy (see rlkit.learners.builder).",
     )
     return type(name, (base,), namespace)
+
+
+def _module_of(loss_fn: Any, base: type) -> str:
+    if isinstance(loss_fn, Mapping):
+        loss_fn = next(iter(loss_fn.values()))
+    return getattr(loss_fn, "__module__", base.__module__)
+
+
+def _as_class_attribute(key: str, fn: Any) -> Any:
+    if key not in FUNCTION_NAMES or fn is None:
+        return fn
+    if isinstance(fn, Mapping):  # several losses: a read-only dict of plain functions
+        return MappingProxyType(dict(fn))
+    return staticmethod(fn)
 
 
 # ---- the learning step ----

@@ -1,0 +1,137 @@
+"""SAC_Pendulum, TD3_Pendulum (and SAC_HalfCheetah at a small budget) for several seeds beside
+Stable-Baselines3's SAC/TD3 with the same hyperparameters, in one process.
+
+For each case and seed: train rlkit's recipe (rl-baselines3-zoo's hyperparameters, see
+``experiments/continuous.py``) and report the wall time, the process CPU time of training (less
+sensitive to a shared machine) and the mean return over 10 deterministic episodes on a separate
+environment seeded ``10_000 + seed``. Then, when stable-baselines3 is installed, the same for
+``stable_baselines3.SAC`` / ``TD3`` with the same settings (``learning_rate``, ``gamma``,
+``buffer_size``, ``learning_starts``, ``batch_size``, ``train_freq``, ``gradient_steps``,
+``net_arch``, ``NormalActionNoise``), with the same torch thread count. ``SAC_HalfCheetah`` runs
+``--cheetah-steps`` steps (default 20k, of which the recipe's first 10k are random actions):
+a budget that fits a benchmark run, far from the zoo's 1M. Usage::
+
+    python benchmarks/continuous.py [--cases SAC_Pendulum TD3_Pendulum SAC_HalfCheetah]
+        [--seeds 5] [--first-seed 0] [--threads 1] [--total-steps N] [--cheetah-steps 20000]
+        [--no-sb3 | --only-sb3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from rlkit.experiments.continuous import SAC_HALF_CHEETAH, SAC_PENDULUM, TD3_PENDULUM
+
+import rlkit as rk
+
+CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "SAC_Pendulum": ("SAC", "Pendulum-v1", SAC_PENDULUM),
+    "TD3_Pendulum": ("TD3", "Pendulum-v1", TD3_PENDULUM),
+    "SAC_HalfCheetah": ("SAC", "HalfCheetah-v5", SAC_HALF_CHEETAH),
+}
+TARGET = {"Pendulum-v1": -200.0}
+
+
+def rlkit_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, deterministic mean return over 10 episodes)."""
+    _, env_id, _ = CASES[case]
+    experiment = rk.make_experiment(case, seed, total_steps=steps)
+    wall, cpu = time.perf_counter(), time.process_time()
+    rk.run(experiment)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    result = rk.evaluate(experiment.policy, rk.GymEnv(env_id, seed=10_000 + seed), 10, seed=seed)
+    return wall, cpu, result.mean
+
+
+def sb3_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
+    """The same for Stable-Baselines3's algorithm with the recipe's settings."""
+    import stable_baselines3 as sb3
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.noise import NormalActionNoise
+
+    algorithm, env_id, settings = CASES[case]
+    env = gym.make(env_id)
+    kwargs: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key == "total_steps":
+            continue
+        if key == "lr":
+            kwargs["learning_rate"] = value
+        elif key == "hidden":
+            kwargs["policy_kwargs"] = {"net_arch": list(value)}
+        elif key == "noise":
+            n = env.action_space.shape[0]
+            kwargs["action_noise"] = NormalActionNoise(np.zeros(n), value[1] * np.ones(n))
+        else:
+            kwargs[key] = value
+    model = getattr(sb3, algorithm)("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.learn(total_timesteps=steps)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    eval_env = gym.make(env_id)
+    eval_env.reset(seed=10_000 + seed)
+    mean, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
+    return wall, cpu, float(mean)
+
+
+def _report(name: str, env_id: str, rows: list[tuple[float, float, float]]) -> None:
+    walls, cpus, means = (np.array(column) for column in zip(*rows, strict=True))
+    line = (
+        f"{name}: wall {walls.mean():.1f} s, cpu {cpus.mean():.1f} s, deterministic mean "
+        f"{means.mean():.1f} (min {means.min():.1f})"
+    )
+    if env_id in TARGET:
+        line += f"; {int(np.sum(means >= TARGET[env_id]))}/{len(rows)} seeds >= {TARGET[env_id]}"
+    print(line, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--total-steps", type=int, default=None, help="Pendulum budget")
+    parser.add_argument("--cheetah-steps", type=int, default=20_000)
+    parser.add_argument("--no-sb3", action="store_true")
+    parser.add_argument("--only-sb3", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print(
+        f"python {platform.python_version()}, torch {torch.__version__}, {args.threads} thread(s)"
+    )
+    sides = {} if args.only_sb3 else {"rlkit": rlkit_seed}
+    if not args.no_sb3:
+        try:
+            import stable_baselines3  # noqa: F401
+        except ImportError:
+            print("stable-baselines3 is not installed: rlkit only")
+        else:
+            sides["sb3"] = sb3_seed
+    for case in args.cases:
+        _, env_id, settings = CASES[case]
+        if env_id.startswith("HalfCheetah"):
+            steps = args.cheetah_steps
+        else:
+            steps = args.total_steps or settings["total_steps"]
+        for side, run_seed in sides.items():
+            rows = []
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                wall, cpu, mean = run_seed(case, seed, steps)
+                rows.append((wall, cpu, mean))
+                print(
+                    f"{side} {case} ({steps} steps) seed {seed}: wall {wall:.1f} s, cpu "
+                    f"{cpu:.1f} s, deterministic mean {mean:.1f}",
+                    flush=True,
+                )
+            _report(f"{side} {case} ({steps} steps)", env_id, rows)
+
+
+if __name__ == "__main__":
+    main()

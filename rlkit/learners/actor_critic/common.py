@@ -1,0 +1,514 @@
+"""What DDPG, TD3 and SAC share: :class:`OffPolicyActorCritic`, the base class ``rk.build_policy``
+compiles them onto (``base=``), with several losses each stepped by its own optimizer module
+and target networks as ``rk.optimizers.Synchronization`` modules.
+
+Acting (Stable-Baselines3's ``OffPolicyAlgorithm._sample_action``): while fewer than
+``learning_starts`` transitions were seen, actions are uniform in the ``Box``; afterwards the
+algorithm's :meth:`~OffPolicyActorCritic.explore` gives actions in the scaled space ``[-1, 1]``
+(SAC samples its squashed Gaussian; DDPG and TD3 add their action noise and clip), which are
+rescaled to the ``Box`` bounds for the environment. The replay
+(:class:`~rlkit.CircularArraySARTTrajectory`) stores what the environment received; batches are
+scaled back to ``[-1, 1]`` for the losses.
+
+Learning (each algorithm's PostAct method calls :func:`after_step`): count the transitions
+(``n_envs`` per step), restart the action noise of sub-environments whose episode ended, and
+every ``train_freq`` steps, once more than ``learning_starts`` transitions were seen, take
+``gradient_steps`` gradient steps (:func:`train`): sample ``batch_size`` transitions uniformly
+(with replacement) -> the algorithm's ``gradient_step(policy, batch)``, which calls
+:meth:`~OffPolicyActorCritic.step_loss` for its losses in a fixed order and
+:meth:`~OffPolicyActorCritic.sync_targets`.
+
+The model (``model_fn``'s result) is an :class:`ActorCriticModel`: ``actor``, ``critic``, the
+target copies it has (``actor_target``, ``critic_target``, excluded from the gradients) and,
+for SAC, ``log_ent_coef``; ``params_for(loss_name)`` names what each loss's optimizer moves.
+Its ``state_dict`` holds them all, so a checkpoint restores the targets and the entropy
+coefficient with the networks.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from ...core.checks import check_gamma, finite_float, non_negative_int, positive_int
+from ...core.dispatch import PlanStep, greedy, statistics, where
+from ...core.interfaces import AbstractPolicy
+from ...core.seeding import spawn_seeds
+from ...core.stages import POST_ACT_STAGE, AbstractStage
+from ...core.state import (
+    generator_state,
+    get_state,
+    require_keys,
+    set_generator_state,
+    set_state,
+    state_count,
+)
+from ...optimizers.synchronization import Synchronization
+from ...policies.action_noise import ActionNoise
+from ...policies.agent import Agent
+from ...policies.stochastic import is_vector_env
+from ...trajectories.circular import CircularArraySARTTrajectory
+from ..builder import Batch, BuiltPolicy
+
+__all__ = [
+    "OffPolicyActorCritic",
+    "ActorCriticModel",
+    "OFF_POLICY_DEFAULTS",
+    "check_continuous_space",
+    "scale_action",
+    "unscale_action",
+    "polyak_pairs",
+    "after_step",
+    "train",
+]
+
+# Stable-Baselines3's OffPolicyAlgorithm defaults
+OFF_POLICY_DEFAULTS = {
+    "lr": 1e-3,
+    "buffer_size": 1_000_000,
+    "learning_starts": 100,
+    "batch_size": 256,
+    "tau": 0.005,
+    "gamma": 0.99,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "hidden": (256, 256),
+}
+
+_FIT = (
+    "DDPG, TD3 and SAC need a continuous (Box) action space; for {space} use DQN, QRDQN or "
+    "BasicDQN (Discrete), or PPO, A2C, VPG or TRPO (any space)"
+)
+
+
+def check_continuous_space(owner: str, space: Any, *, bounded: bool = True) -> gym.spaces.Box:
+    """``space`` if it is a ``Box`` with finite bounds; otherwise a ``TypeError`` naming the
+    space and the algorithms that fit it (or a ``ValueError`` for unbounded dimensions)."""
+    if not isinstance(space, gym.spaces.Box):
+        raise TypeError(f"{owner}: got the action space {space}; " + _FIT.format(space=space))
+    if bounded and not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+        raise ValueError(
+            f"{owner}: the action space {space} has unbounded dimensions (low={space.low}, "
+            f"high={space.high}); actions are squashed or clipped to [-1, 1] and rescaled to the "
+            f"bounds, so every bound must be finite (wrap the env with "
+            f"gymnasium.wrappers.RescaleAction or ClipAction)"
+        )
+    return space
+
+
+def scale_action(space: gym.spaces.Box, action: Any) -> Any:
+    """Actions in the ``Box`` bounds -> the scaled space ``[-1, 1]`` (SB3's ``scale_action``)."""
+    low, high = space.low, space.high
+    return 2.0 * ((action - low) / (high - low)) - 1.0
+
+
+def unscale_action(space: gym.spaces.Box, scaled: Any) -> Any:
+    """``[-1, 1]`` -> the ``Box`` bounds (SB3's ``unscale_action``)."""
+    low, high = space.low, space.high
+    return low + 0.5 * (scaled + 1.0) * (high - low)
+
+
+# ---- the model ----
+
+
+class ActorCriticModel(nn.Module):
+    """``actor``, ``critic``, their targets where the algorithm has them, and ``log_ent_coef``
+    (SAC's learned entropy coefficient) or None. ``forward(obs)`` is the deterministic action
+    in ``[-1, 1]`` (``deterministic_fn(actor_output)`` turns the actor's output into it).
+
+    Example:
+        >>> import torch
+        >>> m = ActorCriticModel(torch.nn.Linear(2, 1), torch.nn.Linear(3, 1),
+        ...                      actor_target=True, critic_target=False)
+        >>> m.params_for("actor") == list(m.actor.parameters()), len(polyak_pairs(m))
+        (True, 1)
+    """
+
+    def __init__(
+        self,
+        actor: nn.Module,
+        critic: nn.Module,
+        *,
+        actor_target: bool,
+        critic_target: bool,
+        log_ent_coef: float | None = None,
+        deterministic_fn: Any = None,
+    ) -> None:
+        super().__init__()
+        self.actor = actor
+        self.critic = critic
+        self.actor_target = _frozen_copy(actor) if actor_target else None
+        self.critic_target = _frozen_copy(critic) if critic_target else None
+        self.log_ent_coef = (
+            None if log_ent_coef is None else nn.Parameter(torch.tensor([float(log_ent_coef)]))
+        )
+        self.deterministic_fn = deterministic_fn
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        out = self.actor(obs)
+        return out if self.deterministic_fn is None else self.deterministic_fn(out)
+
+    def params_for(self, loss_name: str) -> list[nn.Parameter]:
+        """The parameters the optimizer of the loss ``loss_name`` moves."""
+        if loss_name == "actor":
+            return list(self.actor.parameters())
+        if loss_name == "critic":
+            return list(self.critic.parameters())
+        if loss_name == "ent_coef" and self.log_ent_coef is not None:
+            return [self.log_ent_coef]
+        raise KeyError(f"ActorCriticModel: no parameters for a loss named {loss_name!r}")
+
+
+def _frozen_copy(module: nn.Module) -> nn.Module:
+    target = copy.deepcopy(module)
+    for p in target.parameters():
+        p.requires_grad_(False)
+    return target
+
+
+def polyak_pairs(model: ActorCriticModel) -> list[tuple[str, nn.Module, nn.Module]]:
+    """``(name, target, source)`` of each target network of ``model``."""
+    pairs = []
+    if model.critic_target is not None:
+        pairs.append(("critic_target", model.critic_target, model.critic))
+    if model.actor_target is not None:
+        pairs.append(("actor_target", model.actor_target, model.actor))
+    return pairs
+
+
+# ---- the policy ----
+
+
+class OffPolicyActorCritic(BuiltPolicy):
+    """Base of the built DDPG, TD3 and SAC policies (see the module docstring).
+
+    ``Policy(env, seed=0, **config)``: ``config`` overrides the class's ``defaults``;
+    ``Policy.agent(env, seed=0, **config)`` pairs a new policy with its replay
+    (``buffer_size`` transitions). Subclasses define :meth:`explore`.
+    """
+
+    name = "OffPolicyActorCritic"
+
+    def __init__(
+        self,
+        env: Any = None,
+        *,
+        state_space: Any = None,
+        action_space: Any = None,
+        seed: int | np.random.SeedSequence = 0,
+        device: str | torch.device = "cpu",
+        **config: Any,
+    ) -> None:
+        owner = type(self).name
+        if env is not None:
+            state_space = env.state_space if state_space is None else state_space
+            action_space = env.action_space if action_space is None else action_space
+        if state_space is None or action_space is None:
+            raise TypeError(f"{owner}: give an env, or both state_space and action_space")
+        check_continuous_space(owner, action_space)
+        unknown = sorted(set(config) - set(self.defaults))
+        if unknown:
+            raise TypeError(
+                f"{owner}: unknown hyperparameter(s) {unknown}; known: {sorted(self.defaults)}"
+            )
+        self.config = copy.deepcopy({**self.defaults, **config})
+        self._check_config(owner)
+        model_seed, act_seed, train_seed, rng_seed, noise_seed = spawn_seeds(seed, 5)
+        model = type(self).model_fn(state_space, action_space, None, self.config, model_seed)
+        if not isinstance(model, ActorCriticModel):
+            raise TypeError(f"{owner}: model_fn must return an ActorCriticModel, got {model!r}")
+        self.model = model.to(device)
+        self.device = torch.device(device)
+        self.state_space = state_space
+        self.action_space = action_space
+        self.dist_class = None
+        self.n_actions = int(np.prod(action_space.shape))
+        self.generator = torch.Generator().manual_seed(_int(act_seed))
+        self.train_generator = torch.Generator().manual_seed(_int(train_seed))
+        self.rng = np.random.default_rng(rng_seed)
+        noise = self.config.get("action_noise")
+        if noise is not None:
+            if not isinstance(noise, ActionNoise):
+                raise TypeError(
+                    f"{owner}: action_noise must be an rk.GaussianActionNoise, "
+                    f"rk.OrnsteinUhlenbeckActionNoise (an ActionNoise) or None, got {noise!r}"
+                )
+            noise.seed(noise_seed)
+        self.noise = noise
+        self.optimizers = self._make_optimizers(owner)
+        self.params = {name: self.model.params_for(name) for name in self.optimizers}
+        for name, opt in self.optimizers.items():
+            if callable(getattr(opt, "bind", None)):
+                opt.bind(self.params[name])
+        tau = self.config["tau"]
+        self.targets = {
+            name: Synchronization(source, tau=tau) for name, _, source in polyak_pairs(self.model)
+        }
+        self.last_action: np.ndarray | None = None
+        self.last_extras: dict[str, np.ndarray] = {}
+        self.transitions = 0  # environment transitions seen (SB3's num_timesteps)
+        self.steps = 0  # environment (vector) steps
+        self.updates = 0  # calls of train
+        self.gradient_steps = 0  # SB3's _n_updates
+        self.stats: dict[str, float] = {}
+
+    def _check_config(self, owner: str) -> None:
+        c = self.config
+        check_gamma(owner, c["gamma"])
+        finite_float(owner, "tau", c["tau"], low=0, high=1, low_open=True)
+        positive_int(owner, "batch_size", c["batch_size"])
+        positive_int(owner, "buffer_size", c["buffer_size"])
+        non_negative_int(owner, "learning_starts", c["learning_starts"])
+        positive_int(owner, "train_freq", c["train_freq"])
+        positive_int(owner, "gradient_steps", c["gradient_steps"])
+        finite_float(owner, "lr", c["lr"], low=0, low_open=True)
+
+    def _make_optimizers(self, owner: str) -> dict[str, Any]:
+        losses = type(self).loss_fn
+        optimizers = type(self).optimizer
+        if not isinstance(losses, Mapping) or not isinstance(optimizers, Mapping):
+            raise TypeError(f"{owner}: loss_fn and optimizer must be dicts with the same names")
+        if list(losses) != list(optimizers):
+            raise TypeError(
+                f"{owner}: loss_fn names {list(losses)} and optimizer names {list(optimizers)} "
+                f"must be the same"
+            )
+        made = {}
+        for name, spec in optimizers.items():
+            if callable(getattr(spec, "step", None)):
+                made[name] = copy.deepcopy(spec)
+            elif callable(spec):
+                made[name] = spec(self.config)
+            else:
+                raise TypeError(
+                    f"{owner}: optimizer[{name!r}] must be an optimizer module or a callable "
+                    f"config -> one, got {spec!r}"
+                )
+        return made
+
+    def __repr__(self) -> str:
+        return f"{type(self).name}({self.action_space})"
+
+    @classmethod
+    def agent(cls, env: Any, *, seed: int = 0, **config: Any) -> Agent:
+        """A new policy for ``env`` and the replay it learns from, as an ``rk.Agent``."""
+        policy = cls(env, seed=seed, **config)
+        replay = CircularArraySARTTrajectory(
+            policy.config["buffer_size"], env.state_space, env.action_space
+        )
+        return Agent(policy, replay)
+
+    # ---- acting ----
+    def explore(self, obs: torch.Tensor) -> torch.Tensor:
+        """Exploratory actions in ``[-1, 1]`` for a batch of observations."""
+        raise NotImplementedError
+
+    def act(self, env: Any) -> Any:
+        vector = is_vector_env(env)
+        state = np.asarray(env.state)
+        n = state.shape[0] if vector else 1
+        if self.transitions < self.config["learning_starts"]:
+            scaled = self.rng.uniform(-1.0, 1.0, size=(n, self.n_actions))
+        else:
+            obs = torch.as_tensor(state if vector else state[None], dtype=torch.float32)
+            with torch.no_grad():
+                scaled = self.explore(obs.to(self.device)).cpu().numpy().astype(np.float64)
+        return self._env_action(scaled, vector)
+
+    def _env_action(self, scaled: np.ndarray, vector: bool) -> Any:
+        space = self.action_space
+        actions = unscale_action(space, scaled.reshape(-1, *space.shape)).astype(space.dtype)
+        actions = np.clip(actions, space.low, space.high)
+        self.last_action = actions
+        return actions if vector else actions[0]
+
+    # ---- learning: one loss, one optimizer ----
+    def step_loss(self, name: str, batch: Batch) -> dict[str, float]:
+        """One step of the optimizer of loss ``name`` on ``batch``; the loss's diagnostics."""
+        fn = type(self).loss_fn[name]
+        info: dict[str, float] = {}
+
+        def fn_loss() -> torch.Tensor:
+            out = fn(self, self.model, self.dist_class, batch)
+            loss, extra = out if isinstance(out, tuple) else (out, {})
+            if not torch.isfinite(loss).all():
+                raise FloatingPointError(
+                    f"{type(self).name}: the {name} loss is {loss.item()} at gradient step "
+                    f"{self.gradient_steps} (transition {self.transitions})"
+                )
+            info.update(extra)
+            return loss
+
+        result = self.optimizers[name].step(self.params[name], fn_loss)
+        info[f"{name}_loss"] = result.loss
+        return info
+
+    def sync_targets(self) -> None:
+        """Polyak-average every target network towards its source (``tau``)."""
+        for name, target, _ in polyak_pairs(self.model):
+            self.targets[name].step(target, None)
+
+    # ---- what rk.explain shows ----
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        cls = type(self)
+        steps = [PlanStep(_nothing, "  learns from replay with:", where(train))]
+        for name, fn in cls.loss_fn.items():
+            if name not in self.optimizers:  # e.g. SAC's fixed entropy coefficient
+                continue
+            label = f"    {name}: {fn.__module__}.{fn.__qualname__} with {self.optimizers[name]!r}"
+            steps.append(PlanStep(_nothing, label, where(fn)))
+        for name in self.targets:
+            label = f"    {name}: Synchronization(tau={self.config['tau']})"
+            steps.append(PlanStep(_nothing, label, where(train)))
+        return {POST_ACT_STAGE: steps}
+
+    # ---- checkpoints ----
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "optimizers": {k: opt.state_dict() for k, opt in self.optimizers.items()},
+            "targets": {k: sync.state_dict() for k, sync in self.targets.items()},
+            "generator": self.generator.get_state().clone(),
+            "train_generator": self.train_generator.get_state().clone(),
+            "rng": generator_state(self.rng),
+            "noise": None if self.noise is None else get_state(self.noise),
+            "transitions": self.transitions,
+            "steps": self.steps,
+            "updates": self.updates,
+            "gradient_steps": self.gradient_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        owner = type(self).name
+        require_keys(owner, state, "model", "optimizers", "targets", "generator", "rng", "noise")
+        self.model.load_state_dict(state["model"])
+        if sorted(state["optimizers"]) != sorted(self.optimizers):
+            raise ValueError(
+                f"{owner}: checkpoint has optimizers {sorted(state['optimizers'])}, this policy "
+                f"has {sorted(self.optimizers)}"
+            )
+        for name, opt in self.optimizers.items():
+            opt.load_state_dict(state["optimizers"][name])
+        for name, sync in self.targets.items():
+            sync.load_state_dict(state["targets"][name])
+        self.generator.set_state(state["generator"])
+        self.train_generator.set_state(state["train_generator"])
+        set_generator_state(self.rng, state["rng"])
+        if (state["noise"] is None) != (self.noise is None):
+            raise ValueError(f"{owner}: checkpoint and policy disagree on having action noise")
+        if self.noise is not None:
+            set_state(self.noise, state["noise"])
+        for key in ("transitions", "steps", "updates", "gradient_steps"):
+            setattr(self, key, state_count(owner, state, key))
+
+
+def _int(seed: np.random.SeedSequence) -> int:
+    return int(seed.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+def _nothing() -> None:
+    """A plan step that only describes."""
+
+
+# ---- the learning step ----
+
+
+def sample_batch(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory) -> Batch:
+    """``batch_size`` transitions drawn uniformly with replacement (SB3's ``ReplayBuffer``),
+    as float tensors; ``action`` scaled to ``[-1, 1]``; ``terminal`` as 0/1 (a truncated
+    transition bootstraps)."""
+    n = len(replay)
+    indices = policy.rng.integers(n, size=policy.config["batch_size"])
+    oldest = replay.head - n
+    if oldest:
+        indices = (indices + oldest) % replay.capacity
+    space = policy.action_space
+    device = policy.device
+
+    def tensor(array: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(np.asarray(array, dtype=np.float32), device=device)
+
+    batch = Batch(
+        state=tensor(replay.state[indices]),
+        action=tensor(scale_action(space, replay.action[indices].reshape(-1, *space.shape))),
+        reward=tensor(replay.reward[indices]),
+        terminal=tensor(replay.terminal[indices]),
+        next_state=tensor(replay.next_state[indices]),
+    )
+    batch.owner = f"{type(policy).name}: the replay batch"
+    return batch
+
+
+def train(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory, n: int) -> None:
+    """``n`` gradient steps, each on a fresh batch (the algorithm's ``gradient_step``)."""
+    sums: dict[str, float] = {}
+    for _ in range(n):
+        batch = sample_batch(policy, replay)
+        info = type(policy).gradient_step(policy, batch)
+        for key, value in info.items():
+            sums[key] = sums.get(key, 0.0) + float(value)
+    policy.updates += 1
+    policy.stats = {k: v / n for k, v in sums.items()}
+    policy.stats["gradient_steps"] = float(policy.gradient_steps)
+
+
+def after_step(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory, env: Any):
+    """PostAct: count, restart finished episodes' noise, train when due (module docstring)."""
+    vector = is_vector_env(env)
+    n_envs = env.n_envs if vector else 1
+    policy.transitions += n_envs
+    policy.steps += 1
+    if policy.noise is not None:
+        done = np.logical_or(np.atleast_1d(env.is_terminated), np.atleast_1d(env.is_truncated))
+        if done.any():
+            policy.noise.reset(np.flatnonzero(done))
+    c = policy.config
+    if policy.steps % c["train_freq"] == 0 and policy.transitions > c["learning_starts"]:
+        if len(replay):
+            train(policy, replay, c["gradient_steps"])
+
+
+# ---- greedy: the deterministic actor, rescaled ----
+class DeterministicActorPolicy(AbstractPolicy):
+    """The greedy form of an :class:`OffPolicyActorCritic`: ``model(obs)`` (no noise, no
+    sampling), rescaled to the ``Box`` bounds; shares the model."""
+
+    def __init__(self, policy: OffPolicyActorCritic) -> None:
+        self.policy = policy
+
+    def __repr__(self) -> str:
+        return f"DeterministicActorPolicy({self.policy!r})"
+
+    def act(self, env: Any) -> Any:
+        p = self.policy
+        vector = is_vector_env(env)
+        state = np.asarray(env.state)
+        obs = torch.as_tensor(state if vector else state[None], dtype=torch.float32)
+        with torch.no_grad():
+            scaled = p.model(obs.to(p.device)).cpu().numpy().astype(np.float64)
+        space = p.action_space
+        actions = unscale_action(space, scaled.reshape(-1, *space.shape)).astype(space.dtype)
+        actions = np.clip(actions, space.low, space.high)
+        return actions if vector else actions[0]
+
+
+@greedy.dispatch
+def _(policy: OffPolicyActorCritic, seed: object = None, /):
+    return DeterministicActorPolicy(policy)
+
+
+# ---- statistics: the last training call's means ----
+@statistics.dispatch
+def _(policy: OffPolicyActorCritic, /):
+    return {**policy.stats, "transitions": float(policy.transitions)}
+
+
+def mse(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Mean squared error (``F.mse_loss``)."""
+    return torch.nn.functional.mse_loss(a, b)

@@ -1,0 +1,118 @@
+"""The networks of Stable-Baselines3's off-policy actor-critics (``MlpPolicy`` of DDPG, TD3, SAC):
+ReLU MLPs with torch's default ``nn.Linear`` initialisation (uniform in ``+-1/sqrt(fan_in)``),
+drawn from a local ``torch.Generator`` so torch's global random state is neither read nor changed.
+
+* :class:`DeterministicActor`: ``obs -> tanh(MLP(obs))`` in ``[-1, 1]`` (DDPG, TD3);
+* :class:`GaussianActor`: ``obs -> (mean, log_std)`` of the Gaussian SAC squashes, ``log_std``
+  clamped to ``[-20, 2]``;
+* :class:`ContinuousCritic`: ``n_critics`` Q-networks ``(obs, action) -> Q``.
+
+Example:
+    >>> import torch
+    >>> critic = ContinuousCritic(3, 1, (8, 8), n_critics=2, generator=torch.Generator())
+    >>> [q.shape for q in critic(torch.zeros(5, 3), torch.zeros(5, 1))]
+    [torch.Size([5]), torch.Size([5])]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = [
+    "torch_generator",
+    "mlp",
+    "DeterministicActor",
+    "GaussianActor",
+    "ContinuousCritic",
+    "LOG_STD_BOUNDS",
+]
+
+LOG_STD_BOUNDS = (-20.0, 2.0)
+
+
+def torch_generator(seed: int | np.random.SeedSequence) -> torch.Generator:
+    """A ``torch.Generator`` seeded from an int or a ``numpy.random.SeedSequence``."""
+    if isinstance(seed, np.random.SeedSequence):
+        seed = int(seed.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+    return torch.Generator().manual_seed(int(seed))
+
+
+def _linear(n_in: int, n_out: int, generator: torch.Generator) -> nn.Linear:
+    layer = nn.Linear(n_in, n_out, device="meta").to_empty(device="cpu")
+    bound = 1.0 / math.sqrt(n_in) if n_in > 0 else 0.0
+    with torch.no_grad():
+        layer.weight.uniform_(-bound, bound, generator=generator)
+        layer.bias.uniform_(-bound, bound, generator=generator)
+    return layer
+
+
+def mlp(sizes: Sequence[int], generator: torch.Generator, *, last_activation: bool = False):
+    """Linear layers of ``sizes`` with ReLU between them (and after the last one when asked)."""
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        layers.append(_linear(a, b, generator))
+        if i < len(sizes) - 2 or last_activation:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class DeterministicActor(nn.Module):
+    """``obs -> tanh(MLP(obs))``: actions in the scaled space ``[-1, 1]``."""
+
+    def __init__(
+        self, n_obs: int, n_actions: int, hidden: Sequence[int], generator: torch.Generator
+    ) -> None:
+        super().__init__()
+        self.mu = nn.Sequential(*mlp([n_obs, *hidden, n_actions], generator), nn.Tanh())
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.mu(obs.flatten(1))
+
+
+class GaussianActor(nn.Module):
+    """``obs -> (mean, log_std)``: a ReLU MLP trunk and two linear heads (SB3's SAC ``Actor``)."""
+
+    def __init__(
+        self, n_obs: int, n_actions: int, hidden: Sequence[int], generator: torch.Generator
+    ) -> None:
+        super().__init__()
+        self.latent = mlp([n_obs, *hidden], generator, last_activation=True)
+        width = hidden[-1] if hidden else n_obs
+        self.mu = _linear(width, n_actions, generator)
+        self.log_std = _linear(width, n_actions, generator)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        latent = self.latent(obs.flatten(1))
+        log_std = self.log_std(latent).clamp(*LOG_STD_BOUNDS)
+        return self.mu(latent), log_std
+
+
+class ContinuousCritic(nn.Module):
+    """``n_critics`` Q-networks on the concatenated observation and scaled action."""
+
+    def __init__(
+        self,
+        n_obs: int,
+        n_actions: int,
+        hidden: Sequence[int],
+        *,
+        n_critics: int = 2,
+        generator: torch.Generator,
+    ) -> None:
+        super().__init__()
+        self.qs = nn.ModuleList(
+            mlp([n_obs + n_actions, *hidden, 1], generator) for _ in range(n_critics)
+        )
+
+    def forward(self, obs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        x = torch.cat([obs.flatten(1), actions], dim=1)
+        return tuple(q(x).squeeze(-1) for q in self.qs)
+
+    def q1(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """The first Q-network only (TD3's and DDPG's actor loss)."""
+        return self.qs[0](torch.cat([obs.flatten(1), actions], dim=1)).squeeze(-1)

@@ -1,0 +1,92 @@
+"""The builder's dict of losses (build_policy(..., base=...)) and the shared base class."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rlkit as rk
+from rlkit.learners.actor_critic import common, sac, td3
+
+
+def test_a_dict_of_losses_needs_a_base_that_steps_each():
+    with pytest.raises(TypeError, match="dict of losses needs a base"):
+        rk.build_policy(
+            "X",
+            loss_fn={"critic": td3.critic_loss},
+            model_fn=td3.td3_model,
+            optimizer={"critic": td3.adam},
+            defaults={},
+        )
+
+
+def test_base_must_be_a_built_policy_and_losses_callable():
+    with pytest.raises(TypeError, match="base must be a BuiltPolicy subclass"):
+        rk.build_policy(
+            "X",
+            loss_fn=td3.actor_loss,
+            model_fn=td3.td3_model,
+            optimizer=None,
+            defaults={},
+            base=int,
+        )
+    with pytest.raises(TypeError, match=r"loss_fn\['actor'\] must be callable"):
+        rk.build_policy(
+            "X",
+            loss_fn={"actor": 3},
+            model_fn=td3.td3_model,
+            optimizer={},
+            defaults={},
+            base=td3.TD3Base,
+        )
+    with pytest.raises(TypeError, match="must not be an empty dict"):
+        rk.build_policy(
+            "X", loss_fn={}, model_fn=td3.td3_model, optimizer={}, defaults={}, base=td3.TD3Base
+        )
+
+
+def test_loss_and_optimizer_names_must_match():
+    Bad = rk.build_policy(
+        "Bad",
+        loss_fn={"critic": td3.critic_loss, "actor": td3.actor_loss},
+        model_fn=td3.td3_model,
+        optimizer={"critic": td3.adam},
+        defaults=td3.TD3_DEFAULTS,
+        base=td3.TD3Base,
+    )
+    with pytest.raises(TypeError, match="loss_fn names.*optimizer names"):
+        Bad(rk.GymEnv("Pendulum-v1"))
+
+
+def test_with_updates_replaces_one_loss():
+    calls = []
+
+    def my_actor_loss(policy, model, dist_class, batch):
+        calls.append(1)
+        return sac.actor_loss(policy, model, dist_class, batch)
+
+    Mine = rk.SAC.with_updates(
+        name="MySAC", loss_fn={**rk.SAC.loss_fn, "actor": my_actor_loss}, defaults={"lr": 1e-2}
+    )
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    agent = Mine.agent(env, seed=0, learning_starts=20, batch_size=8, hidden=(8,))
+    rk.run(agent, env, rk.StopAfterNSteps(25))
+    assert len(calls) == 5 and agent.policy.config["lr"] == 1e-2
+    assert rk.SAC.loss_fn["actor"] is sac.actor_loss
+
+
+def test_scale_and_unscale_are_inverse_on_the_bounds():
+    space = gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32))
+    a = np.array([[-2.0, 10.0], [1.0, 2.5]])
+    assert np.allclose(common.scale_action(space, a), [[-1.0, 1.0], [0.5, -0.5]])
+    assert np.allclose(common.unscale_action(space, common.scale_action(space, a)), a)
+
+
+def test_explain_lists_each_loss_with_its_optimizer_and_the_targets(capsys):
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    agent = rk.TD3.agent(env, hidden=(8,))
+    rk.explain(agent, env)
+    out = capsys.readouterr().out
+    assert "critic: rlkit.learners.actor_critic.td3.critic_loss" in out
+    assert "actor_target: Synchronization(tau=0.005)" in out
