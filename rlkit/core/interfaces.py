@@ -63,6 +63,7 @@ class AbstractEnv(ABC):
         (24, -1, False)
     """
 
+    is_vector = False  # a vector env says True (a class attribute: cheaper than isinstance)
     state: Any = None
     reward: float = 0.0
     is_terminated: bool = False
@@ -126,6 +127,7 @@ class AbstractVectorEnv(ABC):
         >>> env.close()
     """
 
+    is_vector = True  # see AbstractEnv.is_vector
     n_envs: int = 1
     state: Any = None
     final_state: Any = None

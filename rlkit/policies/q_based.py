@@ -69,7 +69,7 @@ class QBasedPolicy(AbstractPolicy):
 
     def act(self, env: Any) -> Any:
         values = self.learner(env)
-        if isinstance(env, AbstractVectorEnv):  # one row of values per sub-env
+        if getattr(env, "is_vector", False):  # one row of values per sub-env
             return self.explorer.batch(values, env.legal_action_mask)
         return self.explorer(values, env.legal_action_mask)
 

@@ -41,7 +41,7 @@ class RandomPolicy(AbstractPolicy):
         return "RandomPolicy()"
 
     def act(self, env: Any) -> Any:
-        if isinstance(env, AbstractVectorEnv):
+        if getattr(env, "is_vector", False):
             return self._act_batch(env)
         space = env.action_space
         mask = env.legal_action_mask

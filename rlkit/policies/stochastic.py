@@ -39,7 +39,7 @@ AnyEnv = Union[AbstractEnv, AbstractVectorEnv]  # noqa: UP007 - a runtime type f
 
 def is_vector_env(env: Any) -> bool:
     """Whether ``env`` is a vector environment (it has ``n_envs`` sub-environments)."""
-    return isinstance(env, AbstractVectorEnv)
+    return getattr(env, "is_vector", False)
 
 
 def batch_view(env: Any, name: str) -> np.ndarray:
