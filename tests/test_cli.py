@@ -458,3 +458,20 @@ def test_run_says_where_tensorboard_events_are_or_how_to_get_them(tmp_path, caps
     assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "b"), "--quiet"]) == 0
     assert "no TensorBoard events (pip install tensorboard" in capsys.readouterr().out
     assert not (tmp_path / "b" / "tensorboard").exists()
+
+
+@pytest.mark.parametrize(
+    ("recipe", "options"),
+    [
+        ("PPO_CartPole", ["--steps", "512"]),  # 8 sub-envs: two rollouts of 32 steps
+        ("DQN_CartPole", ["--steps", "300", "--set", "n_envs=2"]),
+    ],
+)
+def test_vector_env_recipes_run_through_the_cli(tmp_path, capsys, recipe, options):
+    """Recipes on vector envs run with the CLI's own hooks (its summary has a vector form)."""
+    assert main(["run", recipe, "--seed", "0", "--out", str(tmp_path), *options]) == 0
+    out = capsys.readouterr().out
+    assert "done: episodes" in out
+    run_dir = next(tmp_path.iterdir())
+    with open(run_dir / "episodes.csv") as f:
+        assert len(f.readlines()) > 1  # a header and the finished sub-env episodes

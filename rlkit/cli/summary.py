@@ -68,6 +68,10 @@ class LearningSummary(AbstractHook):
             self.last = now
             print(self.line(now), flush=True)
 
+    # ---- vector envs: no episode stages; sub-env episodes are recorded at PostAct ----
+    vector_post_act = post_episode
+    vector_post_episode = None
+
     def post_experiment(self, policy: Any, env: Any) -> None:
         stopped = self.stop_signal is not None and self.stop_signal.is_set()
         print(self.line(time.perf_counter(), head="stopped: " if stopped else "done: "))
