@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .dispatch import restore, run_loop
@@ -80,11 +81,18 @@ def run(
 
 @run_loop.dispatch
 def _(policy: AbstractPolicy, env: AbstractEnv, plan: CallPlan, /):
+    in_experiment(plan, _episodes, policy, env)
+
+
+def in_experiment(plan: CallPlan, loop: Callable[..., None], policy: Any, env: Any) -> None:
+    """PreExperiment, then ``loop(policy, env, plan)``, then PostExperiment, which is announced
+    also when something raised (the original exception then propagates): the frame every run
+    loop (single, vector) shares."""
     post_experiment = plan.calls(POST_EXPERIMENT_STAGE)
     try:
         for call in plan.calls(PRE_EXPERIMENT_STAGE):
             call()
-        _episodes(policy, env, plan)
+        loop(policy, env, plan)
     except BaseException as error:
         _call_all(post_experiment, failing=error)
         raise

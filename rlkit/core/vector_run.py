@@ -30,14 +30,12 @@ from numpy import count_nonzero
 from .dispatch import run_loop
 from .interfaces import AbstractPolicy, AbstractVectorEnv
 from .plan import CallPlan
-from .run import _call_all, _never
+from .run import _never, in_experiment
 from .stages import (
     POST_ACT_STAGE,
     POST_EPISODE_STAGE,
-    POST_EXPERIMENT_STAGE,
     PRE_ACT_STAGE,
     PRE_EPISODE_STAGE,
-    PRE_EXPERIMENT_STAGE,
 )
 
 __all__ = ["check_vector_plan"]
@@ -62,15 +60,7 @@ def check_vector_plan(plan: CallPlan, env: AbstractVectorEnv) -> None:
 @run_loop.dispatch
 def _(policy: AbstractPolicy, env: AbstractVectorEnv, plan: CallPlan, /):
     check_vector_plan(plan, env)
-    post_experiment = plan.calls(POST_EXPERIMENT_STAGE)
-    try:
-        for call in plan.calls(PRE_EXPERIMENT_STAGE):
-            call()
-        _steps(policy, env, plan)
-    except BaseException as error:
-        _call_all(post_experiment, failing=error)
-        raise
-    _call_all(post_experiment)
+    in_experiment(plan, _steps, policy, env)
 
 
 def _steps(policy: AbstractPolicy, env: AbstractVectorEnv, plan: CallPlan) -> None:
