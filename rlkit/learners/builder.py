@@ -193,6 +193,27 @@ class GradientStep:
 # ---- the built policies ----
 
 
+def spaces_and_config(
+    policy: Any, env: Any, state_space: Any, action_space: Any, config: dict[str, Any]
+) -> tuple[Any, Any]:
+    """What every built policy's constructor starts with: the spaces (``env``'s unless given)
+    and ``policy.config``, its class's defaults updated with ``config`` (unknown names are
+    refused, listing the known ones)."""
+    owner = type(policy).name
+    if env is not None:
+        state_space = env.state_space if state_space is None else state_space
+        action_space = env.action_space if action_space is None else action_space
+    if state_space is None or action_space is None:
+        raise TypeError(f"{owner}: give an env, or both state_space and action_space")
+    unknown = sorted(set(config) - set(policy.defaults))
+    if unknown:
+        raise TypeError(
+            f"{owner}: unknown hyperparameter(s) {unknown}; known: {sorted(policy.defaults)}"
+        )
+    policy.config = copy.deepcopy({**policy.defaults, **config})
+    return state_space, action_space
+
+
 class BuiltPolicy(StochasticPolicy):
     """Base class of the policies :func:`build_policy` makes (see the module docstring).
 
@@ -223,17 +244,7 @@ class BuiltPolicy(StochasticPolicy):
         **config: Any,
     ) -> None:
         cls_name = type(self).name
-        if env is not None:
-            state_space = env.state_space if state_space is None else state_space
-            action_space = env.action_space if action_space is None else action_space
-        if state_space is None or action_space is None:
-            raise TypeError(f"{cls_name}: give an env, or both state_space and action_space")
-        unknown = sorted(set(config) - set(self.defaults))
-        if unknown:
-            raise TypeError(
-                f"{cls_name}: unknown hyperparameter(s) {unknown}; known: {sorted(self.defaults)}"
-            )
-        self.config = copy.deepcopy({**self.defaults, **config})
+        state_space, action_space = spaces_and_config(self, env, state_space, action_space, config)
         positive_int(cls_name, "n_steps", self.config["n_steps"])
         positive_int(cls_name, "n_epochs", self.config["n_epochs"])
         optional_positive_int(cls_name, "batch_size", self.config["batch_size"])

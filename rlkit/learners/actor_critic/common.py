@@ -54,7 +54,7 @@ from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
-from ..builder import Batch, BuiltPolicy
+from ..builder import Batch, BuiltPolicy, spaces_and_config
 
 __all__ = [
     "OffPolicyActorCritic",
@@ -206,18 +206,8 @@ class OffPolicyActorCritic(BuiltPolicy):
         **config: Any,
     ) -> None:
         owner = type(self).name
-        if env is not None:
-            state_space = env.state_space if state_space is None else state_space
-            action_space = env.action_space if action_space is None else action_space
-        if state_space is None or action_space is None:
-            raise TypeError(f"{owner}: give an env, or both state_space and action_space")
+        state_space, action_space = spaces_and_config(self, env, state_space, action_space, config)
         check_continuous_space(owner, action_space)
-        unknown = sorted(set(config) - set(self.defaults))
-        if unknown:
-            raise TypeError(
-                f"{owner}: unknown hyperparameter(s) {unknown}; known: {sorted(self.defaults)}"
-            )
-        self.config = copy.deepcopy({**self.defaults, **config})
         self._check_config(owner)
         model_seed, act_seed, train_seed, rng_seed, noise_seed = spawn_seeds(seed, 5)
         model = type(self).model_fn(state_space, action_space, None, self.config, model_seed)
