@@ -7,6 +7,12 @@ the time limit or by the rollout's end is completed by the value of its final st
 ``-mean(log_prob * A)`` + ``vf_coef`` * value MSE (the baseline learns from the same step),
 gradient norm clipped at ``max_grad_norm``.
 
+Any ``rk.optimizers`` module tree may replace Adam
+(``VPG.with_updates(optimizer=rk.optimizers.make(spec))``; a policy built with
+``base=VPG`` learns the same way): it then gets the loss and the KL divergence from the rollout's
+policy as closures (:mod:`.module_step`), so ``NaturalGradient``, ``OptimizedStep`` and
+``Evolutionary`` can evaluate them as often as they need.
+
 Stable-Baselines3 has no VPG. Spinning Up's VPG fits the value function with 80 separate steps
 per rollout and uses GAE (lambda 0.97); this one keeps REINFORCE's Monte-Carlo returns and one
 joint step (A2C's loss with normalised advantages, long rollouts and Adam).
@@ -29,6 +35,7 @@ from ..builder import build_policy, learn
 from .a2c import a2c_loss
 from .functions import add_advantages, extra_value_and_log_prob, value_stats
 from .models import actor_critic_model
+from .module_step import learn_with_module, trains_with_module
 from .ppo import adam_optimizer
 
 __all__ = ["VPG", "vpg_loss", "VPG_DEFAULTS"]
@@ -70,4 +77,7 @@ VPG = build_policy(
 def _(policy: VPG, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
     policy.transitions += trajectory.n_envs
     if trajectory.full:
-        learn(policy, trajectory)
+        if trains_with_module(policy):  # an rk.optimizers module tree: the loss as a closure
+            learn_with_module(policy, trajectory)
+        else:
+            learn(policy, trajectory)
