@@ -13,6 +13,12 @@ batch_size=n)`` -> ``stats_fn`` -> ``rk.statistics``; then the rollout is cleare
   collected the rollout (its distribution inputs, computed once before the step and held
   fixed) to the policy at the current parameters.
 
+``NaturalGradient`` bounds the KL divergence of the action distribution only: parameters the
+distribution does not depend on (a value head trained by the same loss, as in VPG's own
+:func:`~.vpg.vpg_loss`) have a zero Fisher block, so their step is set by ``cg_damping`` alone
+and can be arbitrarily large. Give a natural-gradient module a policy-only loss (TRPO trains
+its critic with a second optimizer).
+
 Epochs and minibatches are the module tree's business (``MultiStep``), so ``n_epochs`` must
 be 1 and ``batch_size`` unset; ``target_kl`` is not used (``NaturalGradient``'s ``max_kl``
 bounds the step instead).
@@ -37,7 +43,7 @@ import torch
 
 from ...optimizers import OptimizerModule
 from ...trajectories.rollout import RolloutTrajectory
-from ..builder import Batch, BuiltPolicy, _flatten
+from ..builder import Batch, BuiltPolicy, _flatten, _fn_name
 
 __all__ = ["learn_with_module", "trains_with_module"]
 
@@ -75,8 +81,14 @@ def learn_with_module(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> Non
     def fn_loss(indices: Any = None) -> torch.Tensor:
         out = cls.loss_fn(policy, model, dist_class, rows(indices))
         loss, extra = out if isinstance(out, tuple) else (out, {})
+        if isinstance(loss, torch.Tensor) and loss.numel() == 1 and not torch.isfinite(loss):
+            raise FloatingPointError(
+                f"{cls.name}: loss_fn {_fn_name(cls.loss_fn)} returned a non-finite loss "
+                f"{loss.item()} at update {policy.updates + 1} (optimizer "
+                f"{type(policy.optimizer).__name__})"
+            )
         info.update({k: float(v) for k, v in extra.items()})
-        return loss.reshape(())
+        return loss
 
     def fn_kl_divergence(indices: Any = None) -> torch.Tensor:
         part = rows(indices)
