@@ -214,7 +214,9 @@ save(fig, 2)
 #   surrogate worse; on this loss and `max_kl` the bare step works, so we keep it simple);
 # * `Evolutionary`: no gradient at all. It evaluates the loss at 16 antithetic pairs of random
 #   perturbations of the parameters and moves along the rank-weighted perturbations, a
-#   zeroth-order estimate of the same gradient.
+#   zeroth-order estimate of the same gradient. (The `seed=0` its description shows is the
+#   spec's; each policy reseeds its copy from its own seed, so seeds draw different
+#   perturbations.)
 #
 # `rk.explain(optimizer)` prints each module tree. The loop changes **only** the optimizer:
 # `Reinforce.with_updates(optimizer=rk.optimizers.make(spec))`.

@@ -45,13 +45,23 @@ from ...optimizers import OptimizerModule
 from ...trajectories.rollout import RolloutTrajectory
 from ..builder import Batch, BuiltPolicy, _flatten, _fn_name
 
-__all__ = ["learn_with_module", "trains_with_module"]
+__all__ = ["learn_with_module", "trains_with_module", "reseed_modules"]
 
 
 def trains_with_module(policy: BuiltPolicy) -> bool:
     """Whether the policy's optimizer is an ``rk.optimizers`` module (then it learns with
     :func:`learn_with_module`)."""
     return isinstance(policy.optimizer, OptimizerModule)
+
+
+def reseed_modules(module: OptimizerModule, rng: np.random.Generator) -> None:
+    """Reseed every module of the tree that has a generator (``Evolutionary``'s perturbations,
+    ``MultiStep``'s shuffling) from ``rng``, so a policy's seed decides them."""
+    reseed = getattr(module, "reseed", None)
+    if callable(reseed):
+        reseed(int(rng.integers(2**31)))
+    for child in module.children().values():
+        reseed_modules(child, rng)
 
 
 def learn_with_module(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:

@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...core.dispatch import update
 from ...core.stages import PostActStage
 from ...policies.stochastic import AnyEnv
@@ -35,7 +37,7 @@ from ..builder import build_policy, learn
 from .a2c import a2c_loss
 from .functions import add_advantages, extra_value_and_log_prob, value_stats
 from .models import actor_critic_model
-from .module_step import learn_with_module, trains_with_module
+from .module_step import learn_with_module, reseed_modules, trains_with_module
 from .ppo import adam_optimizer
 
 __all__ = ["VPG", "vpg_loss", "VPG_DEFAULTS"]
@@ -60,7 +62,7 @@ def vpg_loss(policy, model, dist_class, batch):
     return a2c_loss(policy, model, dist_class, batch)
 
 
-VPG = build_policy(
+_VPG = build_policy(
     "VPG",
     loss_fn=vpg_loss,
     postprocess_fn=add_advantages,
@@ -70,6 +72,16 @@ VPG = build_policy(
     optimizer=adam_optimizer,
     defaults=VPG_DEFAULTS,
 )
+
+
+class VPG(_VPG):
+    """The VPG policy (see the module docstring). With an ``rk.optimizers`` module tree as its
+    optimizer, the tree's generators are reseeded from the policy's seed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if trains_with_module(self):
+            reseed_modules(self.optimizer, self.rng)
 
 
 # ---- PostAct: count the transitions; learn when the rollout is full ----

@@ -122,3 +122,15 @@ def test_epochs_and_minibatches_belong_to_the_module(config):
 def test_the_default_vpg_still_learns_with_the_builder_step():
     policy, _ = train(rk.VPG)
     assert "learning_rate" in rk.statistics(policy)  # reported by the builder's learn only
+
+
+def test_the_module_generators_derive_from_the_policy_seed():
+    spec = {"type": "multi_step", "num_steps": 1, "minibatch_size": 8, "optimizer": EVOLUTIONARY}
+    Evolved = rk.VPG.with_updates(optimizer=rk.optimizers.make(spec))
+    seeds = [
+        (p.optimizer.seed, p.optimizer.inner.seed)
+        for p in (Evolved(cartpole(), seed=0), Evolved(cartpole(), seed=0),
+                  Evolved(cartpole(), seed=1))
+    ]
+    assert seeds[0] == seeds[1] and seeds[0] != seeds[2]
+    assert len(set(seeds[0])) == 2  # each module its own generator
