@@ -260,8 +260,20 @@ save(fig, 3)
 # * the Adam run of section 3 is section 1's run again, return for return: one seed gives the
 #   same results, and an optimizer made from the same spec is the same optimizer.
 #
-# At the full scale (5 seeds, 50 000 steps each) the last-20-episode means were:
-# FULL_SCALE_RESULTS
+# At the full scale (5 seeds, 50 000 steps each; about six minutes on one loaded core) the
+# last-20-episode means per seed (seeds 0 to 4) were:
+#
+# | | seed 0 | 1 | 2 | 3 | 4 | mean |
+# |---|---|---|---|---|---|---|
+# | REINFORCE (Adam) | 406.1 | 479.2 | 195.4 | 138.9 | 500.0 | 343.9 |
+# | REINFORCE with baseline (Adam) | 451.9 | 418.4 | 414.1 | 461.8 | 500.0 | 449.2 |
+# | REINFORCE, NaturalGradient | 421.7 | 477.6 | 408.4 | 401.7 | 405.0 | 422.9 |
+# | REINFORCE, Evolutionary | 122.0 | 219.3 | 231.6 | 307.8 | 247.8 | 225.7 |
+#
+# The baseline helps (as in notebook 12), the natural gradient's KL-bounded steps are the most
+# even across seeds, and the evolution strategy learns too but more slowly: 32 loss
+# evaluations per rollout estimate a gradient that backpropagation gives exactly. (A random
+# policy: 22.5.)
 
 # %%
 assert 15 < np.mean(random_returns) < 30
