@@ -19,7 +19,7 @@
 # 3. trains the same loss with three optimizers (Adam, the natural gradient and an evolution
 #    strategy), changing nothing but the optimizer spec.
 #
-# `RLKIT_NOTEBOOK_SCALE=full` (the default) runs 5 seeds of 50 000 steps each (about ten
+# `RLKIT_NOTEBOOK_SCALE=full` (the default) runs 5 seeds of 50 000 steps each (about six
 # minutes); `ci` one seed of 15 000 steps.
 
 # %%
