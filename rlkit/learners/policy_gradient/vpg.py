@@ -27,10 +27,11 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ...core.dispatch import update
-from ...core.stages import PostActStage
+from ...core.dispatch import PlanStep, update, where
+from ...core.stages import POST_ACT_STAGE, AbstractStage, PostActStage
 from ...policies.stochastic import AnyEnv
 from ...trajectories.rollout import RolloutTrajectory
 from ..builder import build_policy, learn
@@ -82,6 +83,16 @@ class VPG(_VPG):
         super().__init__(*args, **kwargs)
         if trains_with_module(self):
             reseed_modules(self.optimizer, self.rng)
+
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        """The builder's plan; with an optimizer module, its learning step is
+        :func:`~.module_step.learn_with_module`."""
+        plan = super().plan(env)
+        if trains_with_module(self):
+            steps = plan[POST_ACT_STAGE]
+            label = "  learns (when the rollout is full; the loss and the KL as closures) with:"
+            steps[0] = replace(steps[0], name=label, where=where(learn_with_module))
+        return plan
 
 
 # ---- PostAct: count the transitions; learn when the rollout is full ----

@@ -134,3 +134,16 @@ def test_the_module_generators_derive_from_the_policy_seed():
     ]
     assert seeds[0] == seeds[1] and seeds[0] != seeds[2]
     assert len(set(seeds[0])) == 2  # each module its own generator
+
+
+def test_explain_names_the_module_learning_step(capsys):
+    env = cartpole()
+    Natural = rk.VPG.with_updates(optimizer=rk.optimizers.make(NATURAL))
+    rk.explain(Natural.agent(env, n_steps=8), env)
+    post_act = capsys.readouterr().out.split("PostAct:")[1]
+    assert "the loss and the KL as closures" in post_act
+    assert "rlkit/learners/policy_gradient/module_step.py" in post_act
+    assert "optimizer = NaturalGradient(max_kl=0.01" in post_act
+    rk.explain(rk.VPG.agent(env, n_steps=8), env)  # the default: the builder's learning step
+    post_act = capsys.readouterr().out.split("PostAct:")[1]
+    assert "module_step.py" not in post_act and "rlkit/learners/builder.py" in post_act
