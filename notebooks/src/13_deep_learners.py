@@ -60,9 +60,9 @@ else:
 # the rollout; with rollouts of 500 steps on CartPole this bias is small.)
 #
 # The network is VPG's (`rk.VPG.model_fn`: separate policy and value MLPs; REINFORCE uses only
-# the policy). `base=rk.VPG` says *when and how* the functions run: VPG's learning step, which
-# hands the optimizer the loss as a closure it may evaluate as often as it needs; section 3
-# uses that.
+# the policy). *When and how* the functions run is the builder's: when the rollout is full, the
+# batch goes through `postprocess_fn`, and the optimizer gets the loss as a closure it may
+# evaluate as often as it needs; section 3 uses that.
 
 # %%
 def discounted_returns(policy, batch):
@@ -89,7 +89,6 @@ Reinforce = rk.build_policy(
     optimizer=rk.optimizers.make({"type": "adam", "lr": 1e-2}),
     defaults={"gamma": 0.99, "n_steps": 500, "hidden": (32,), "activation": "tanh",
               "log_std_init": 0.0},
-    base=rk.VPG,
 )
 
 # %% [markdown]

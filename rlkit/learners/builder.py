@@ -52,11 +52,13 @@ from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage, PostActStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
-from ..optimizers.base import clear_grads, clip_grad_norm
+from ..optimizers.base import OptimizerModule, clear_grads, clip_grad_norm
 from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
 from ..trajectories.rollout import RolloutTrajectory
+from .batch import Batch, flatten, fn_name
+from .module_step import learn_with_module, reseed_modules
 
 __all__ = [
     "build_policy",
@@ -86,22 +88,6 @@ _SIGNATURES = {
 }
 # hyperparameters every built policy has (an algorithm's defaults may change them)
 _COMMON_DEFAULTS = {"n_steps": 1, "n_epochs": 1, "batch_size": None, "target_kl": None}
-
-
-# ---- the batch ----
-
-
-class Batch(dict):
-    """A dict of traces; a missing key raises a ``KeyError`` that names it and the keys there
-    are (so a ``postprocess_fn`` that drops a key the loss needs is found at once)."""
-
-    owner = "batch"
-
-    def __missing__(self, key: str) -> Any:
-        raise KeyError(
-            f"{self.owner} has no key {key!r} (keys: {sorted(self)}); did the postprocess_fn "
-            f"drop it or forget to add it?"
-        )
 
 
 # ---- the default optimizer ----
@@ -261,6 +247,8 @@ class BuiltPolicy(StochasticPolicy):
         self.optimizer = _make_optimizer(type(self).optimizer, self.config, cls_name)
         if callable(getattr(self.optimizer, "bind", None)):
             self.optimizer.bind(self.params)
+        if isinstance(self.optimizer, OptimizerModule):  # its generators follow the seed
+            reseed_modules(self.optimizer, self.rng)
         self.transitions = 0  # environment transitions seen (the schedules' clock)
         self.updates = 0  # learning steps (one per full rollout)
         self.gradient_steps = 0
@@ -307,17 +295,21 @@ class BuiltPolicy(StochasticPolicy):
     # ---- what rk.explain shows for the learning step ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
-        steps = [PlanStep(_nothing, "  learns (when the rollout is full) with:", where(learn))]
-        for fn_name in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
-            fn = getattr(cls, fn_name)
+        if isinstance(self.optimizer, OptimizerModule):
+            label = "  learns (when the rollout is full; the loss and the KL as closures) with:"
+            steps = [PlanStep(_nothing, label, where(learn_with_module))]
+        else:
+            steps = [PlanStep(_nothing, "  learns (when the rollout is full) with:", where(learn))]
+        for key in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
+            fn = getattr(cls, key)
             if fn is not None:
-                label = f"    {fn_name} = {_fn_name(fn)}"
+                label = f"    {key} = {fn_name(fn)}"
                 steps.append(PlanStep(_nothing, label, where(fn)))
         steps.append(PlanStep(_nothing, f"    optimizer = {self.optimizer!r}", where(learn)))
         plan = {POST_ACT_STAGE: steps}
         fn = cls.extra_action_out_fn
         if fn is not None:
-            label = f"  stored with each action: extra_action_out_fn = {_fn_name(fn)}"
+            label = f"  stored with each action: extra_action_out_fn = {fn_name(fn)}"
             plan[PRE_ACT_STAGE] = [PlanStep(_nothing_with_action, label, where(fn))]
         return plan
 
@@ -461,21 +453,27 @@ def _as_class_attribute(key: str, fn: Any) -> Any:
 
 
 def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
-    """Learn from a full rollout in the documented order (module docstring), then clear it."""
+    """Learn from a full rollout in the documented order (module docstring), then clear it.
+    A policy whose optimizer is an ``rk.optimizers`` module tree learns with
+    :func:`~rlkit.learners.module_step.learn_with_module` (the loss and the KL as closures the
+    tree evaluates as often as it needs)."""
+    if isinstance(policy.optimizer, OptimizerModule):
+        learn_with_module(policy, trajectory)
+        return
     cls = type(policy)
     batch = Batch({k: np.array(v) for k, v in trajectory.batch().items()})
     if cls.postprocess_fn is not None:
         batch = cls.postprocess_fn(policy, batch)
         if not isinstance(batch, Mapping):
             raise TypeError(
-                f"{cls.name}: postprocess_fn {_fn_name(cls.postprocess_fn)} must return the "
+                f"{cls.name}: postprocess_fn {fn_name(cls.postprocess_fn)} must return the "
                 f"batch (a dict), got {type(batch).__name__}"
             )
     batch = Batch(batch)
     batch.owner = f"{cls.name}: the batch after postprocess_fn"
     if hasattr(policy.optimizer, "learning_rate") and "lr" in policy.config:
         policy.optimizer.learning_rate = float(policy.hp("lr"))
-    flat = _flatten(batch, policy.device)
+    flat = flatten(batch, policy.device)
     diagnostics = _optimize(policy, flat)
     policy.updates += 1
     stats = dict(diagnostics)
@@ -485,18 +483,6 @@ def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
         stats.update({k: float(v) for k, v in cls.stats_fn(policy, batch).items()})
     policy.stats = stats
     trajectory.clear()
-
-
-def _flatten(batch: Batch, device: torch.device) -> Batch:
-    """(n_steps, n_envs, ...) numpy traces -> (n_steps * n_envs, ...) tensors."""
-    flat = Batch()
-    flat.owner = batch.owner
-    for key, value in batch.items():
-        array = np.asarray(value)
-        array = array.reshape(-1, *array.shape[2:]) if array.ndim >= 2 else array
-        dtype = torch.float32 if array.dtype.kind == "f" else None
-        flat[key] = torch.as_tensor(array, dtype=dtype, device=device)
-    return flat
 
 
 def _optimize(policy: BuiltPolicy, flat: Batch) -> dict[str, float]:
@@ -548,7 +534,7 @@ def _checked_loss(
         f"at update {policy.updates + 1} (epoch {epoch}, minibatch {index}, gradient step "
         f"{policy.gradient_steps + 1})"
     )
-    name = _fn_name(cls.loss_fn)
+    name = fn_name(cls.loss_fn)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
         raise ValueError(
@@ -559,10 +545,6 @@ def _checked_loss(
             f"{cls.name}: loss_fn {name} returned a non-finite loss {loss.item()} {where_}"
         )
     return loss.reshape(()), {k: float(v) for k, v in info.items()}
-
-
-def _fn_name(fn: Any) -> str:
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 # ---- PostAct: count transitions, learn when the rollout is full ----

@@ -8,9 +8,9 @@ the time limit or by the rollout's end is completed by the value of its final st
 gradient norm clipped at ``max_grad_norm``.
 
 Any ``rk.optimizers`` module tree may replace Adam
-(``VPG.with_updates(optimizer=rk.optimizers.make(spec))``; a policy built with
-``base=VPG`` learns the same way): it then gets the loss and the KL divergence from the rollout's
-policy as closures (:mod:`.module_step`), so ``NaturalGradient``, ``OptimizedStep`` and
+(``VPG.with_updates(optimizer=rk.optimizers.make(spec))``, as for every built policy): it then
+gets the loss and the KL divergence from the rollout's policy as closures
+(:mod:`rlkit.learners.module_step`), so ``NaturalGradient``, ``OptimizedStep`` and
 ``Evolutionary`` can evaluate them as often as they need.
 
 Stable-Baselines3 has no VPG. Spinning Up's VPG fits the value function with 80 separate steps
@@ -27,18 +27,14 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
-
-from ...core.dispatch import PlanStep, update, where
-from ...core.stages import POST_ACT_STAGE, AbstractStage, PostActStage
+from ...core.dispatch import update
+from ...core.stages import PostActStage
 from ...policies.stochastic import AnyEnv
 from ...trajectories.rollout import RolloutTrajectory
 from ..builder import build_policy, learn
 from .a2c import a2c_loss
 from .functions import add_advantages, extra_value_and_log_prob, value_stats
 from .models import actor_critic_model
-from .module_step import learn_with_module, reseed_modules, trains_with_module
 from .ppo import adam_optimizer
 
 __all__ = ["VPG", "vpg_loss", "VPG_DEFAULTS"]
@@ -63,7 +59,7 @@ def vpg_loss(policy, model, dist_class, batch):
     return a2c_loss(policy, model, dist_class, batch)
 
 
-_VPG = build_policy(
+VPG = build_policy(
     "VPG",
     loss_fn=vpg_loss,
     postprocess_fn=add_advantages,
@@ -75,32 +71,9 @@ _VPG = build_policy(
 )
 
 
-class VPG(_VPG):
-    """The VPG policy (see the module docstring). With an ``rk.optimizers`` module tree as its
-    optimizer, the tree's generators are reseeded from the policy's seed."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if trains_with_module(self):
-            reseed_modules(self.optimizer, self.rng)
-
-    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
-        """The builder's plan; with an optimizer module, its learning step is
-        :func:`~.module_step.learn_with_module`."""
-        plan = super().plan(env)
-        if trains_with_module(self):
-            steps = plan[POST_ACT_STAGE]
-            label = "  learns (when the rollout is full; the loss and the KL as closures) with:"
-            steps[0] = replace(steps[0], name=label, where=where(learn_with_module))
-        return plan
-
-
 # ---- PostAct: count the transitions; learn when the rollout is full ----
 @update.dispatch
 def _(policy: VPG, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
     policy.transitions += trajectory.n_envs
     if trajectory.full:
-        if trains_with_module(policy):  # an rk.optimizers module tree: the loss as a closure
-            learn_with_module(policy, trajectory)
-        else:
-            learn(policy, trajectory)
+        learn(policy, trajectory)

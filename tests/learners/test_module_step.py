@@ -142,7 +142,7 @@ def test_explain_names_the_module_learning_step(capsys):
     rk.explain(Natural.agent(env, n_steps=8), env)
     post_act = capsys.readouterr().out.split("PostAct:")[1]
     assert "the loss and the KL as closures" in post_act
-    assert "rlkit/learners/policy_gradient/module_step.py" in post_act
+    assert "rlkit/learners/module_step.py" in post_act
     assert "optimizer = NaturalGradient(max_kl=0.01" in post_act
     rk.explain(rk.VPG.agent(env, n_steps=8), env)  # the default: the builder's learning step
     post_act = capsys.readouterr().out.split("PostAct:")[1]

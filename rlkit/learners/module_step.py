@@ -1,4 +1,5 @@
-"""The learning step of a built policy trained by an ``rk.optimizers`` module tree: the loss
+"""The learning step of a built policy whose optimizer is an ``rk.optimizers`` module tree
+(:func:`rlkit.learners.builder.learn` hands such policies to :func:`learn_with_module`): the loss
 and the KL divergence are handed to the module as closures (DESIGN.md section 9), so modules
 that evaluate them many times work (``NaturalGradient``, ``OptimizedStep``'s line search,
 ``Evolutionary``'s perturbed parameters, ``MultiStep``'s minibatches).
@@ -15,9 +16,9 @@ batch_size=n)`` -> ``stats_fn`` -> ``rk.statistics``; then the rollout is cleare
 
 ``NaturalGradient`` bounds the KL divergence of the action distribution only: parameters the
 distribution does not depend on (a value head trained by the same loss, as in VPG's own
-:func:`~.vpg.vpg_loss`) have a zero Fisher block, so their step is set by ``cg_damping`` alone
-and can be arbitrarily large. Give a natural-gradient module a policy-only loss (TRPO trains
-its critic with a second optimizer).
+:func:`~rlkit.learners.policy_gradient.vpg.vpg_loss`) have a zero Fisher block, so their
+step is set by ``cg_damping`` alone and can be arbitrarily large. Give a natural-gradient
+module a policy-only loss (TRPO trains its critic with a second optimizer).
 
 Epochs and minibatches are the module tree's business (``MultiStep``), so ``n_epochs`` must
 be 1 and ``batch_size`` unset; ``target_kl`` is not used (``NaturalGradient``'s ``max_kl``
@@ -41,14 +42,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...optimizers import OptimizerModule
-from ...trajectories.rollout import RolloutTrajectory
-from ..builder import Batch, BuiltPolicy, _flatten, _fn_name
+from ..optimizers import OptimizerModule
+from ..trajectories.rollout import RolloutTrajectory
+from .batch import Batch, flatten, fn_name
 
 __all__ = ["learn_with_module", "trains_with_module", "reseed_modules"]
 
 
-def trains_with_module(policy: BuiltPolicy) -> bool:
+def trains_with_module(policy: Any) -> bool:
     """Whether the policy's optimizer is an ``rk.optimizers`` module (then it learns with
     :func:`learn_with_module`)."""
     return isinstance(policy.optimizer, OptimizerModule)
@@ -64,7 +65,7 @@ def reseed_modules(module: OptimizerModule, rng: np.random.Generator) -> None:
         reseed_modules(child, rng)
 
 
-def learn_with_module(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
+def learn_with_module(policy: Any, trajectory: RolloutTrajectory) -> None:
     """Learn from a full rollout with one step of the policy's optimizer module (see the
     module docstring), then clear the rollout."""
     cls = type(policy)
@@ -73,7 +74,7 @@ def learn_with_module(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> Non
     if cls.postprocess_fn is not None:
         batch = Batch(cls.postprocess_fn(policy, batch))
     batch.owner = f"{cls.name}: the batch after postprocess_fn"
-    flat = _flatten(batch, policy.device)
+    flat = flatten(batch, policy.device)
     n = len(flat["state"])
     model, dist_class = policy.model, policy.dist_class
     with torch.no_grad():
@@ -93,7 +94,7 @@ def learn_with_module(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> Non
         loss, extra = out if isinstance(out, tuple) else (out, {})
         if isinstance(loss, torch.Tensor) and loss.numel() == 1 and not torch.isfinite(loss):
             raise FloatingPointError(
-                f"{cls.name}: loss_fn {_fn_name(cls.loss_fn)} returned a non-finite loss "
+                f"{cls.name}: loss_fn {fn_name(cls.loss_fn)} returned a non-finite loss "
                 f"{loss.item()} at update {policy.updates + 1} (optimizer "
                 f"{type(policy.optimizer).__name__})"
             )
@@ -121,7 +122,7 @@ def learn_with_module(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> Non
     trajectory.clear()
 
 
-def _check_config(policy: BuiltPolicy) -> None:
+def _check_config(policy: Any) -> None:
     config = policy.config
     if config["n_epochs"] != 1 or config["batch_size"] is not None:
         raise ValueError(
