@@ -18,7 +18,6 @@ from .base import (
     clip_grad_norm,
     dot,
     evaluate_loss,
-    norm,
 )
 
 __all__ = ["GradientDescent", "torch_optimizer_class", "torch_optimizer_names"]
@@ -65,6 +64,13 @@ def _torch_optimizer(
         if not kwargs.get("fused"):
             raise
         return cls(params, **{k: v for k, v in kwargs.items() if k != "fused"})
+
+
+def _total_norm(grads: list[torch.Tensor]) -> float:
+    """The global norm of the gradients (two torch calls, whatever their number)."""
+    if not grads:
+        return 0.0
+    return float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))))
 
 
 class GradientDescent(OptimizerModule):
@@ -152,7 +158,8 @@ class GradientDescent(OptimizerModule):
             if self.max_grad_norm is not None:
                 grad_norms.append(clip_grad_norm(params, self.max_grad_norm))
             else:
-                grad_norms.append(norm([p.grad for p in params if p.grad is not None]))
+                grads = [p.grad for p in params if p.grad is not None]
+                grad_norms.append(_total_norm(grads))
             losses.append(float(loss.detach()))
             return loss
 

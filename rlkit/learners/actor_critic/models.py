@@ -21,11 +21,13 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 __all__ = [
     "torch_generator",
     "mlp",
+    "MLP",
     "DeterministicActor",
     "GaussianActor",
     "ContinuousCritic",
@@ -51,6 +53,18 @@ def _linear(n_in: int, n_out: int, generator: torch.Generator) -> nn.Linear:
     return layer
 
 
+class MLP(nn.Sequential):
+    """Linear layers with ReLU between them: an ``nn.Sequential`` (same parameters and state
+    dict) whose forward pass calls ``F.linear`` and ``torch.relu`` directly, the same
+    arithmetic without the per-module call overhead (a few percent of a SAC gradient step).
+    The weights are read at each call, so ``torch.func.functional_call`` works."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for m in self:
+            x = F.linear(x, m.weight, m.bias) if type(m) is nn.Linear else torch.relu(x)
+        return x
+
+
 def mlp(sizes: Sequence[int], generator: torch.Generator, *, last_activation: bool = False):
     """Linear layers of ``sizes`` with ReLU between them (and after the last one when asked)."""
     layers: list[nn.Module] = []
@@ -58,7 +72,7 @@ def mlp(sizes: Sequence[int], generator: torch.Generator, *, last_activation: bo
         layers.append(_linear(a, b, generator))
         if i < len(sizes) - 2 or last_activation:
             layers.append(nn.ReLU())
-    return nn.Sequential(*layers)
+    return MLP(*layers)
 
 
 class DeterministicActor(nn.Module):
