@@ -65,6 +65,9 @@ __all__ = [
     "StepResult",
     "learn",
     "FUNCTION_NAMES",
+    "with_updates",
+    "fn_name",
+    "describe_step",
 ]
 
 FUNCTION_NAMES = (
@@ -232,6 +235,10 @@ class BuiltPolicy(StochasticPolicy):
     gradients_fn = None
     model_fn = None
     optimizer: Any = None
+    #: what build_policy / with_updates may set on a subclass of this base, and must be given
+    builder_functions = (*FUNCTION_NAMES, "optimizer")
+    builder_required = ("loss_fn", "model_fn", "optimizer")
+    builder_options = ("name", "defaults")
 
     def __init__(
         self,
@@ -280,15 +287,7 @@ class BuiltPolicy(StochasticPolicy):
         """A new policy class (a subclass of this one) with the named functions, ``optimizer``,
         ``name`` or ``defaults`` replaced (``defaults`` replaces the keys it names and keeps the
         others); anything else is an error listing what can be changed."""
-        known = (*FUNCTION_NAMES, "optimizer", "name", "defaults")
-        unknown = sorted(set(changes) - set(known))
-        if unknown:
-            raise TypeError(
-                f"{cls.name}.with_updates: unknown name(s) {unknown}; known: {sorted(known)}"
-            )
-        defaults = {**cls.defaults, **changes.pop("defaults", {})}
-        name = changes.pop("name", cls.name)
-        return _make_class(name, cls, defaults, changes)
+        return with_updates(cls, changes)
 
     # ---- hyperparameters ----
     def hp(self, name: str) -> Any:
@@ -307,16 +306,16 @@ class BuiltPolicy(StochasticPolicy):
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
         steps = [PlanStep(_nothing, "  learns (when the rollout is full) with:", where(learn))]
-        for fn_name in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
-            fn = getattr(cls, fn_name)
+        for key in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
+            fn = getattr(cls, key)
             if fn is not None:
-                label = f"    {fn_name} = {_fn_name(fn)}"
+                label = f"    {key} = {fn_name(fn)}"
                 steps.append(PlanStep(_nothing, label, where(fn)))
         steps.append(PlanStep(_nothing, f"    optimizer = {self.optimizer!r}", where(learn)))
         plan = {POST_ACT_STAGE: steps}
         fn = cls.extra_action_out_fn
         if fn is not None:
-            label = f"  stored with each action: extra_action_out_fn = {_fn_name(fn)}"
+            label = f"  stored with each action: extra_action_out_fn = {fn_name(fn)}"
             plan[PRE_ACT_STAGE] = [PlanStep(_nothing_with_action, label, where(fn))]
         return plan
 
@@ -351,6 +350,12 @@ def _nothing() -> None:
     """A plan step that only describes (the learning itself is the update method above it)."""
 
 
+def describe_step(label: str, fn: Any) -> PlanStep:
+    """A PostAct plan step that does nothing and shows ``label`` with ``fn``'s ``file:line`` in
+    ``rk.explain`` (how a learner lists the functions its update method calls)."""
+    return PlanStep(_nothing, label, where(fn))
+
+
 def _nothing_with_action(action: Any) -> None:
     """The same at PreAct (where plan steps receive the action)."""
 
@@ -369,6 +374,22 @@ def _make_optimizer(optimizer: Any, config: dict[str, Any], owner: str) -> Any:
     )
 
 
+def with_updates(cls: type, changes: dict[str, Any]) -> type:
+    """``cls.with_updates(**changes)`` for any buildable base (a :class:`BuiltPolicy` or a
+    value-based learner): a subclass of ``cls`` with the named functions, ``name`` or
+    ``defaults`` replaced; a name the base does not take is an error listing those it does."""
+    known = (*cls.builder_functions, *cls.builder_options)
+    unknown = sorted(set(changes) - set(known))
+    if unknown:
+        raise TypeError(
+            f"{cls.name}.with_updates: unknown name(s) {unknown}; known: {sorted(known)}"
+        )
+    changes = dict(changes)
+    defaults = {**cls.defaults, **changes.pop("defaults", {})}
+    name = changes.pop("name", cls.name)
+    return _make_class(name, cls, defaults, changes)
+
+
 def build_policy(
     name: str,
     *,
@@ -377,13 +398,22 @@ def build_policy(
     stats_fn: Callable[..., Any] | None = None,
     extra_action_out_fn: Callable[..., Any] | None = None,
     gradients_fn: Callable[..., Any] | None = None,
-    model_fn: Callable[..., Any],
-    optimizer: Any,
-    defaults: Mapping[str, Any],
-    base: type[BuiltPolicy] | None = None,
-) -> type[BuiltPolicy]:
-    """Compile pure functions into a :class:`BuiltPolicy` subclass named ``name`` (see the
-    module docstring for each function's signature and the order they run in).
+    model_fn: Callable[..., Any] | None = None,
+    optimizer: Any = None,
+    defaults: Mapping[str, Any] | None = None,
+    base: type | None = None,
+    doc: str | None = None,
+) -> type:
+    """Compile pure functions into a subclass of ``base`` named ``name`` (see the module
+    docstring for each function's signature and the order they run in).
+
+    ``base`` is :class:`BuiltPolicy` by default (then ``model_fn`` and ``optimizer`` are
+    required), a subclass of it, or a value-based learner base
+    (:class:`~rlkit.learners.value_based.common.ValueBasedLearner`): its user gives the network
+    (an approximator) to the constructor, so it takes a ``loss_fn`` only, and a ``model_fn``,
+    ``optimizer`` or other function given to it is an error. A base says what it takes in its
+    ``builder_functions`` (and requires in ``builder_required``). ``doc`` is the class
+    docstring (default: one line naming the builder).
 
     ``loss_fn`` may also be a dict ``{name: loss_fn}`` of several losses (actor-critic methods),
     with ``optimizer`` a dict of as many optimizers under the same names; such a policy needs a
@@ -391,6 +421,7 @@ def build_policy(
     optimizer (e.g. :class:`~rlkit.learners.actor_critic.common.OffPolicyActorCritic`)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"build_policy: name must be an identifier, got {name!r}")
+    defaults = {} if defaults is None else defaults
     if not isinstance(defaults, Mapping):
         raise TypeError(f"build_policy: defaults must be a mapping, got {defaults!r}")
     functions = {
@@ -404,23 +435,48 @@ def build_policy(
     }
     if base is None:
         base = BuiltPolicy
-    if not (isinstance(base, type) and issubclass(base, BuiltPolicy)):
-        raise TypeError(f"build_policy: base must be a BuiltPolicy subclass, got {base!r}")
+    if not (isinstance(base, type) and hasattr(base, "builder_functions")):
+        raise TypeError(
+            f"build_policy: base must be a BuiltPolicy subclass or a value-based learner base "
+            f"(ValueBasedLearner or a subclass), got {base!r}"
+        )
+    refused = sorted(
+        k for k, v in functions.items() if v is not None and k not in base.builder_functions
+    )
+    if refused:
+        raise TypeError(
+            f"build_policy({name!r}): base {base.__name__} takes only "
+            f"{list(base.builder_functions)}, got {refused} too"
+            + (
+                "; its network is the approximator given to the constructor"
+                if "model_fn" in refused
+                else ""
+            )
+        )
+    missing = [k for k in base.builder_required if functions[k] is None]
+    if missing:
+        raise TypeError(f"build_policy({name!r}): {', '.join(missing)} is required")
     if isinstance(loss_fn, Mapping) and base is BuiltPolicy:
         raise TypeError(
             f"build_policy({name!r}): a dict of losses needs a base class that steps each loss "
             f"with its own optimizer (base=...), e.g. OffPolicyActorCritic"
         )
-    return _make_class(name, base, {**_COMMON_DEFAULTS, **defaults}, functions)
+    functions = {k: v for k, v in functions.items() if k in base.builder_functions}
+    common = _COMMON_DEFAULTS if issubclass(base, BuiltPolicy) else {}
+    return _make_class(name, base, {**common, **defaults}, functions, doc)
 
 
 def _make_class(
-    name: str, base: type[BuiltPolicy], defaults: dict[str, Any], functions: dict[str, Any]
-) -> type[BuiltPolicy]:
+    name: str,
+    base: type,
+    defaults: dict[str, Any],
+    functions: dict[str, Any],
+    doc: str | None = None,
+) -> type:
     for key, fn in functions.items():
         if key == "optimizer":
             continue
-        if fn is None and key in ("loss_fn", "model_fn"):
+        if fn is None and key in base.builder_required:
             raise TypeError(f"build_policy({name!r}): {key} is required")
         if key == "loss_fn" and isinstance(fn, Mapping):  # several losses, one optimizer each
             if not fn:
@@ -437,7 +493,7 @@ def _make_class(
         name=name,
         defaults=MappingProxyType(dict(defaults)),
         __module__=_module_of(functions.get("loss_fn"), base),
-        __doc__=f"The {name} policy built by rk.build_policy (see rlkit.learners.builder).",
+        __doc__=doc or f"The {name} policy built by rk.build_policy (see rlkit.learners.builder).",
     )
     return type(name, (base,), namespace)
 
@@ -467,7 +523,7 @@ def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
         batch = cls.postprocess_fn(policy, batch)
         if not isinstance(batch, Mapping):
             raise TypeError(
-                f"{cls.name}: postprocess_fn {_fn_name(cls.postprocess_fn)} must return the "
+                f"{cls.name}: postprocess_fn {fn_name(cls.postprocess_fn)} must return the "
                 f"batch (a dict), got {type(batch).__name__}"
             )
     batch = Batch(batch)
@@ -547,7 +603,7 @@ def _checked_loss(
         f"at update {policy.updates + 1} (epoch {epoch}, minibatch {index}, gradient step "
         f"{policy.gradient_steps + 1})"
     )
-    name = _fn_name(cls.loss_fn)
+    name = fn_name(cls.loss_fn)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
         raise ValueError(
@@ -560,7 +616,8 @@ def _checked_loss(
     return loss.reshape(()), {k: float(v) for k, v in info.items()}
 
 
-def _fn_name(fn: Any) -> str:
+def fn_name(fn: Any) -> str:
+    """``module.qualname`` of a function (how ``rk.explain`` names a built policy's functions)."""
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 

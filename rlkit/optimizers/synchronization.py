@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -18,6 +19,17 @@ def _tensors(owner: str, name: str, value: Any) -> tuple[list[torch.Tensor], lis
     if isinstance(value, nn.Module):
         return list(value.parameters()), list(value.buffers())
     return as_parameters(f"{owner}: {name}", value), []
+
+
+@dataclass
+class _Pairs:
+    params: Any
+    source: Any
+    targets: list[torch.Tensor]
+    sources: list[torch.Tensor]
+    target_buffers: list[torch.Tensor]
+    source_buffers: list[torch.Tensor]
+    zeros: list[torch.Tensor]
 
 
 class Synchronization(OptimizerModule):
@@ -54,6 +66,7 @@ class Synchronization(OptimizerModule):
             _tensors("Synchronization", "source", source)
         self.source = source
         self.steps = 0
+        self._cache: _Pairs | None = None
 
     def settings(self) -> dict[str, Any]:
         return {"every": self.every} if self.tau is None else {"tau": self.tau}
@@ -61,11 +74,36 @@ class Synchronization(OptimizerModule):
     def step(
         self, params: Any, fn_loss: Loss | None = None, *, source: Any = None, **fns: Any
     ) -> StepResult:
+        """Count one step; copy or average when due. A step that changes nothing (a hard sync
+        not due) only counts: its deltas are zero tensors made once per (params, source) and
+        shared by such steps (do not modify them)."""
         source = self.source if source is None else source
         if source is None:
             raise ValueError(
                 "Synchronization: no source; give it at construction or as step(..., source=...)"
             )
+        pairs = self._pairs(params, source)
+        self.steps += 1
+        if self.tau is None and self.steps % self.every != 0:
+            return StepResult(deltas=pairs.zeros, statistics={"synchronized": 0.0})
+        before = [t.detach().clone() for t in pairs.targets]
+        with torch.no_grad():
+            for t, s in zip(pairs.targets, pairs.sources, strict=True):
+                if self.tau is None or self.tau == 1.0:
+                    t.copy_(s)
+                else:  # the arithmetic of TargetNetwork.polyak (torch's lerp)
+                    t.lerp_(s.detach(), self.tau)
+            for t, s in zip(pairs.target_buffers, pairs.source_buffers, strict=True):
+                t.copy_(s)
+        deltas = [t.detach() - b for t, b in zip(pairs.targets, before, strict=True)]
+        return StepResult(deltas=deltas, statistics={"synchronized": 1.0})
+
+    def _pairs(self, params: Any, source: Any) -> _Pairs:
+        """The target and source tensors, checked once and kept while ``params`` and ``source``
+        are the same objects (so stepping every environment step costs little)."""
+        cached = self._cache
+        if cached is not None and cached.params is params and cached.source is source:
+            return cached
         targets, target_buffers = _tensors("Synchronization", "params", params)
         sources, source_buffers = _tensors("Synchronization", "source", source)
         if [t.shape for t in targets] != [s.shape for s in sources]:
@@ -73,20 +111,11 @@ class Synchronization(OptimizerModule):
                 "Synchronization: params and source must have tensors of the same shapes, got "
                 f"{[tuple(t.shape) for t in targets]} and {[tuple(s.shape) for s in sources]}"
             )
-        self.steps += 1
-        synchronize = self.tau is not None or self.steps % self.every == 0
-        before = [t.detach().clone() for t in targets]
-        if synchronize:
-            with torch.no_grad():
-                for t, s in zip(targets, sources, strict=True):
-                    if self.tau is None or self.tau == 1.0:
-                        t.copy_(s)
-                    else:
-                        t.lerp_(s.detach(), self.tau)
-                for t, s in zip(target_buffers, source_buffers, strict=True):
-                    t.copy_(s)
-        deltas = [t.detach() - b for t, b in zip(targets, before, strict=True)]
-        return StepResult(deltas=deltas, statistics={"synchronized": float(synchronize)})
+        zeros = [torch.zeros_like(t) for t in targets]
+        self._cache = _Pairs(
+            params, source, targets, sources, target_buffers, source_buffers, zeros
+        )
+        return self._cache
 
     def _own_state(self) -> Any:
         return {"steps": self.steps}
