@@ -1,0 +1,69 @@
+"""Synchronization as a target network's stepper: a step that does not synchronise only counts
+(zero deltas made once, nothing copied), its step count is its state, and Polyak averaging is
+TargetNetwork.polyak's arithmetic bit for bit."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+import rlkit as rk
+from rlkit.optimizers import Synchronization
+
+
+def _pair(seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+
+
+def test_a_step_without_sync_only_counts_and_reuses_its_zero_deltas():
+    online, target = _pair()
+    before = [p.detach().clone() for p in target.parameters()]
+    sync = Synchronization(online, every=5)
+    first = sync.step(target, None)
+    second = sync.step(target, None)
+    assert first.statistics == second.statistics == {"synchronized": 0.0}
+    assert all(torch.count_nonzero(d) == 0 for d in first.deltas)
+    assert [d.shape for d in first.deltas] == [p.shape for p in target.parameters()]
+    assert all(a is b for a, b in zip(first.deltas, second.deltas, strict=True))  # made once
+    assert all(torch.equal(a, b) for a, b in zip(before, target.parameters(), strict=True))
+    assert sync.steps == 2
+
+
+def test_the_step_count_is_the_state_and_sync_resumes_on_time():
+    online, target = _pair()
+    sync = Synchronization(online, every=3)
+    sync.step(target, None)
+    sync.step(target, None)
+    state = sync.state_dict()
+    assert state["own"] == {"steps": 2}
+    resumed = Synchronization(online, every=3)
+    resumed.load_state_dict(copy.deepcopy(state))
+    assert resumed.step(target, None).statistics["synchronized"] == 1.0
+    assert torch.equal(target.weight, online.weight)
+
+
+def test_new_params_or_source_are_checked_again():
+    online, target = _pair()
+    sync = Synchronization(online, every=2)
+    sync.step(target, None)
+    bigger = torch.nn.Linear(3, 4)
+    with pytest.raises(ValueError, match="same shapes"):
+        sync.step(bigger, None)
+
+
+def test_polyak_is_target_network_polyak_bit_for_bit():
+    online, _ = _pair(1)
+    target_network = rk.TargetNetwork(online, tau=0.005)
+    copy_for_sync = copy.deepcopy(target_network.model)
+    sync = Synchronization(online, tau=0.005)
+    for _ in range(20):
+        with torch.no_grad():
+            for p in online.parameters():
+                p.add_(torch.randn_like(p))
+        target_network.update()
+        sync.step(copy_for_sync, None)
+    for a, b in zip(target_network.model.parameters(), copy_for_sync.parameters(), strict=True):
+        assert torch.equal(a, b)
