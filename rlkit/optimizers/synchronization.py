@@ -37,7 +37,13 @@ class Synchronization(OptimizerModule):
     averaging ``target <- (1 - tau) * target + tau * source`` at every step (buffers of modules
     are copied). Give exactly one of ``every`` and ``tau``. ``fn_loss`` is not used (pass None);
     the source is given at construction or to each ``step`` as ``source=``. A target network is
-    ``Synchronization(online_network, every=n)`` stepped once per update unit.
+    ``Synchronization(online_network, every=n)`` stepped once per update unit (the DQN family's
+    ``learner.target_sync``, stepped on its ``rk.TargetNetwork``'s copy).
+
+    Stepping is cheap when nothing changes: the tensors are collected and checked once while
+    ``params`` and the source are the same objects, and a hard-sync step that is not due only
+    counts. Polyak averaging is ``TargetNetwork.polyak``'s arithmetic (torch's ``lerp``), so
+    results are bit-identical to it.
 
     Example:
         >>> import torch, rlkit as rk
