@@ -78,11 +78,20 @@ class Synchronization(OptimizerModule):
         return {"every": self.every} if self.tau is None else {"tau": self.tau}
 
     def step(
-        self, params: Any, fn_loss: Loss | None = None, *, source: Any = None, **fns: Any
+        self,
+        params: Any,
+        fn_loss: Loss | None = None,
+        *,
+        source: Any = None,
+        with_deltas: bool = True,
+        **fns: Any,
     ) -> StepResult:
         """Count one step; copy or average when due. A step that changes nothing (a hard sync
         not due) only counts: its deltas are zero tensors made once per (params, source) and
-        shared by such steps (do not modify them)."""
+        shared by such steps (do not modify them). ``with_deltas=False`` skips computing the
+        deltas of a step that changes the parameters (the result's ``deltas`` is then empty):
+        a target network's stepper does not need them, and they cost a copy of every
+        parameter."""
         source = self.source if source is None else source
         if source is None:
             raise ValueError(
@@ -92,7 +101,7 @@ class Synchronization(OptimizerModule):
         self.steps += 1
         if self.tau is None and self.steps % self.every != 0:
             return StepResult(deltas=pairs.zeros, statistics={"synchronized": 0.0})
-        before = [t.detach().clone() for t in pairs.targets]
+        before = [t.detach().clone() for t in pairs.targets] if with_deltas else None
         with torch.no_grad():
             for t, s in zip(pairs.targets, pairs.sources, strict=True):
                 if self.tau is None or self.tau == 1.0:
@@ -101,6 +110,8 @@ class Synchronization(OptimizerModule):
                     t.lerp_(s.detach(), self.tau)
             for t, s in zip(pairs.target_buffers, pairs.source_buffers, strict=True):
                 t.copy_(s)
+        if before is None:
+            return StepResult(deltas=[], statistics={"synchronized": 1.0})
         deltas = [t.detach() - b for t, b in zip(pairs.targets, before, strict=True)]
         return StepResult(deltas=deltas, statistics={"synchronized": 1.0})
 

@@ -67,3 +67,16 @@ def test_polyak_is_target_network_polyak_bit_for_bit():
         sync.step(copy_for_sync, None)
     for a, b in zip(target_network.model.parameters(), copy_for_sync.parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_without_deltas_the_sync_is_the_same_and_reports_none():
+    online, target = _pair()
+    other = copy.deepcopy(target)
+    with_deltas = Synchronization(online, tau=0.3)
+    without = Synchronization(online, tau=0.3)
+    full = with_deltas.step(target, None)
+    bare = without.step(other, None, with_deltas=False)
+    assert bare.deltas == [] and bare.statistics == full.statistics == {"synchronized": 1.0}
+    assert len(full.deltas) == 2
+    for a, b in zip(target.parameters(), other.parameters(), strict=True):
+        assert torch.equal(a, b)

@@ -484,7 +484,7 @@ class ValueBasedLearner(AbstractLearner):
     def update_target(self) -> None:
         """One update unit passed: step ``target_sync`` on the target network's copy (a hard
         sync when due, or Polyak averaging); ``target.updates`` counts the steps."""
-        self.target_sync.step(self.target.model)
+        self.target_sync.step(self.target.model, with_deltas=False)
         self.target.updates = self.target_sync.steps
 
     def _loss(self, batch: TensorBatch) -> torch.Tensor:

@@ -235,7 +235,8 @@ def test_explain_names_each_learners_loss_fn_at_post_act(cls, loss, capsys):
     out = capsys.readouterr().out
     post_act = out[out.index("PostAct:") : out.index("PostEpisode:")]
     module = cls.__module__.rsplit(".", 1)[1]
-    assert f"update({cls.__name__}, " in post_act and f"value_based/{module}.py" in post_act
+    method = [line for line in post_act.splitlines() if f"update({cls.__name__}, " in line]
+    assert len(method) == 1 and f"[rlkit/learners/value_based/{module}.py:" in method[0]
     assert f"loss_fn = rlkit.learners.value_based.{loss}" in post_act
     assert cls.__name__ == cls.name and cls.__doc__.strip().split()[0] != "The"
 
