@@ -4,7 +4,8 @@ Stable-Baselines3's SAC/TD3 with the same hyperparameters, in one process.
 For each case and seed: train rlkit's recipe (rl-baselines3-zoo's hyperparameters, see
 ``experiments/continuous.py``) and report the wall time, the process CPU time of training (less
 sensitive to a shared machine) and the mean return over 10 deterministic episodes on a separate
-environment seeded ``10_000 + seed``. Then, when stable-baselines3 is installed, the same for
+environment seeded ``10_000 + seed``. Then, for the same seed (interleaved, so a change in the
+machine's load touches both sides alike), when stable-baselines3 is installed, the same for
 ``stable_baselines3.SAC`` / ``TD3`` with the same settings (``learning_rate``, ``gamma``,
 ``buffer_size``, ``learning_starts``, ``batch_size``, ``train_freq``, ``gradient_steps``,
 ``net_arch``, ``NormalActionNoise``), with the same torch thread count. ``SAC_HalfCheetah`` runs
@@ -120,18 +121,21 @@ def main() -> None:
             steps = args.cheetah_steps
         else:
             steps = args.total_steps or settings["total_steps"]
-        for side, run_seed in sides.items():
-            rows = []
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
+        rows: dict[str, list[tuple[float, float, float]]] = {side: [] for side in sides}
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            for side, run_seed in sides.items():  # interleaved, so both see the same load
                 wall, cpu, mean = run_seed(case, seed, steps)
-                rows.append((wall, cpu, mean))
+                rows[side].append((wall, cpu, mean))
                 print(
                     f"{side} {case} ({steps} steps) seed {seed}: wall {wall:.1f} s, cpu "
                     f"{cpu:.1f} s, deterministic mean {mean:.1f}",
                     flush=True,
                 )
-            _report(f"{side} {case} ({steps} steps)", env_id, rows)
-
+            if len(sides) == 2:
+                (w1, c1, _), (w2, c2, _) = rows["rlkit"][-1], rows["sb3"][-1]
+                print(f"  seed {seed}: rlkit / SB3 wall {w1 / w2:.2f}, cpu {c1 / c2:.2f}")
+        for side in sides:
+            _report(f"{side} {case} ({steps} steps)", env_id, rows[side])
 
 if __name__ == "__main__":
     main()

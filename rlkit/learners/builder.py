@@ -52,6 +52,7 @@ from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage, PostActStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
+from ..optimizers.base import clear_grads, clip_grad_norm
 from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
@@ -165,19 +166,19 @@ class GradientStep:
         optimizer = self.torch_optimizer
         for group in optimizer.param_groups:
             group["lr"] = self.learning_rate
-        optimizer.zero_grad(set_to_none=True)
+        clear_grads(params)
         loss = fn_loss()
         loss.backward()
         fn_gradients = fns.get("fn_gradients")
         if fn_gradients is not None:
             fn_gradients(params)
         if self.max_grad_norm is not None:
-            norm = torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+            norm = clip_grad_norm(params, self.max_grad_norm)
         else:
             grads = [p.grad for p in params if p.grad is not None]
-            norm = torch.nn.utils.get_total_norm(grads) if grads else torch.tensor(math.nan)
+            norm = float(torch.nn.utils.get_total_norm(grads)) if grads else math.nan
         optimizer.step()
-        return StepResult(float(loss.detach()), float(norm))
+        return StepResult(float(loss.detach()), norm)
 
     def state_dict(self) -> dict[str, Any]:
         state = self.torch_optimizer.state_dict() if self.torch_optimizer else self._pending
@@ -609,7 +610,7 @@ def _checked_loss(
         raise ValueError(
             f"{cls.name}: loss_fn {name} must return a scalar tensor, got {shape} {where_}"
         )
-    if not torch.isfinite(loss).item():
+    if not math.isfinite(loss.item()):
         raise FloatingPointError(
             f"{cls.name}: loss_fn {name} returned a non-finite loss {loss.item()} {where_}"
         )

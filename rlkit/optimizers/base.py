@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
@@ -43,7 +42,6 @@ ParamsLike = nn.Module | Iterable[torch.Tensor]
 Loss = Callable[..., Any]
 
 
-@dataclass
 class StepResult:
     """What one ``step`` did.
 
@@ -55,13 +53,60 @@ class StepResult:
         actual_improvement: the decrease measured by evaluating the loss after the step, or
             None when the module did not evaluate it.
         statistics: named numbers about the step (gradient norm, KL multiplier, ...).
+
+    A module may give ``deltas`` and ``estimated_improvement`` as zero-argument callables: they
+    are then computed when first read (a plain gradient step inside an actor-critic update is
+    never asked for them, and computing them each step costs a copy of every parameter). Read
+    them before the next step of the same module.
+
+    Example:
+        >>> import torch
+        >>> result = StepResult(lambda: [torch.ones(2)], loss_before=1.0)
+        >>> result.deltas, result.loss, result.grad_norm
+        ([tensor([1., 1.])], 1.0, nan)
     """
 
-    deltas: list[torch.Tensor]
-    loss_before: float | None = None
-    estimated_improvement: float | None = None
-    actual_improvement: float | None = None
-    statistics: dict[str, float] = field(default_factory=dict)
+    __slots__ = ("_deltas", "loss_before", "_estimated", "actual_improvement", "statistics")
+
+    def __init__(
+        self,
+        deltas: list[torch.Tensor] | Callable[[], list[torch.Tensor]],
+        loss_before: float | None = None,
+        estimated_improvement: float | Callable[[], float] | None = None,
+        actual_improvement: float | None = None,
+        statistics: dict[str, float] | None = None,
+    ) -> None:
+        self._deltas = deltas
+        self.loss_before = loss_before
+        self._estimated = estimated_improvement
+        self.actual_improvement = actual_improvement
+        self.statistics = {} if statistics is None else statistics
+
+    @property
+    def deltas(self) -> list[torch.Tensor]:
+        if callable(self._deltas):
+            self._deltas = self._deltas()
+        return self._deltas
+
+    @deltas.setter
+    def deltas(self, value: list[torch.Tensor]) -> None:
+        self._deltas = value
+
+    @property
+    def estimated_improvement(self) -> float | None:
+        if callable(self._estimated):
+            self._estimated = self._estimated()
+        return self._estimated
+
+    @estimated_improvement.setter
+    def estimated_improvement(self, value: float | None) -> None:
+        self._estimated = value
+
+    def __repr__(self) -> str:
+        return (
+            f"StepResult(loss_before={self.loss_before}, actual_improvement="
+            f"{self.actual_improvement}, statistics={self.statistics})"
+        )
 
     @property
     def loss(self) -> float:
@@ -240,6 +285,32 @@ def unflat(vector: torch.Tensor, like: Sequence[torch.Tensor]) -> list[torch.Ten
         out.append(vector[start : start + n].view_as(t))
         start += n
     return out
+
+
+def clear_grads(params: Sequence[torch.Tensor]) -> None:
+    """Set every parameter's gradient to None (``optimizer.zero_grad()`` without its profiler
+    bookkeeping, which costs more than the work for small networks)."""
+    for p in params:
+        p.grad = None
+
+
+def clip_grad_norm(params: Sequence[torch.Tensor], max_norm: float) -> float:
+    """Scale the gradients in place so their global norm is at most ``max_norm``; the norm
+    before. The arithmetic of ``torch.nn.utils.clip_grad_norm_`` (same results) for parameters
+    on one device, without its grouping overhead.
+
+    Example:
+        >>> w = torch.nn.Parameter(torch.zeros(2)); w.grad = torch.tensor([3.0, 4.0])
+        >>> clip_grad_norm([w], 1.0), [round(g, 4) for g in w.grad.tolist()]
+        (5.0, [0.6, 0.8])
+    """
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    clip_coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+    torch._foreach_mul_(grads, clip_coef)
+    return float(total)
 
 
 def norm(tensors: Sequence[torch.Tensor]) -> float:

@@ -55,10 +55,11 @@ class ClippedStep(OptimizerModule):
         scale = 1.0
         if step_norm > self.max_norm:
             scale = self.max_norm / step_norm
+            estimate = result.estimated_improvement  # of the unclipped step
             apply_deltas(params, result.deltas, scale - 1.0)
             result.deltas = [d * scale for d in result.deltas]
-            if result.estimated_improvement is not None:
-                result.estimated_improvement *= scale
+            if estimate is not None:
+                result.estimated_improvement = estimate * scale
             result.actual_improvement = None
         result.statistics = {**result.statistics, "step_norm": step_norm, "clip_scale": scale}
         return result

@@ -14,11 +14,11 @@ from .base import (
     ParamsLike,
     StepResult,
     as_parameters,
-    differences,
+    clear_grads,
+    clip_grad_norm,
     dot,
     evaluate_loss,
     norm,
-    snapshot,
 )
 
 __all__ = ["GradientDescent", "torch_optimizer_class", "torch_optimizer_names"]
@@ -52,6 +52,19 @@ def torch_optimizer_class(owner: str, value: Any) -> type:
         f"{owner}: torch_optimizer_cls must be a torch.optim.Optimizer subclass or one of "
         f"{torch_optimizer_names()}, got {value!r}"
     )
+
+
+def _torch_optimizer(
+    cls: type, params: list[torch.Tensor], kwargs: dict[str, Any]
+) -> torch.optim.Optimizer:
+    """``cls(params, **kwargs)``; ``fused=True`` is dropped where this torch or device has no
+    fused kernel (it changes speed, not the algorithm)."""
+    try:
+        return cls(params, **kwargs)
+    except (RuntimeError, TypeError, ValueError):
+        if not kwargs.get("fused"):
+            raise
+        return cls(params, **{k: v for k, v in kwargs.items() if k != "fused"})
 
 
 class GradientDescent(OptimizerModule):
@@ -96,6 +109,8 @@ class GradientDescent(OptimizerModule):
         self.optimizer: torch.optim.Optimizer | None = None
         self._param_ids: tuple[int, ...] = ()
         self._pending_state: dict | None = None
+        self._before: list[torch.Tensor] = []
+        self._steps = 0  # steps taken (to refuse reading a step's deltas after the next one)
         if "lr" in kw:
             finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
 
@@ -111,8 +126,9 @@ class GradientDescent(OptimizerModule):
     def _build(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
         ids = tuple(id(p) for p in params)
         if self.optimizer is None:
-            self.optimizer = self.torch_optimizer_cls(params, **self.kwargs)
+            self.optimizer = _torch_optimizer(self.torch_optimizer_cls, params, self.kwargs)
             self._param_ids = ids
+            self._before = [torch.empty_like(p) for p in params]
             if self._pending_state is not None:
                 self.optimizer.load_state_dict(self._pending_state)
                 self._pending_state = None
@@ -130,28 +146,41 @@ class GradientDescent(OptimizerModule):
         grad_norms: list[float] = []
 
         def closure() -> torch.Tensor:
-            optimizer.zero_grad()
+            clear_grads(params)
             loss = evaluate_loss("GradientDescent", fn_loss)
             loss.backward()
             if self.max_grad_norm is not None:
-                total = torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
-                grad_norms.append(float(total))
+                grad_norms.append(clip_grad_norm(params, self.max_grad_norm))
             else:
                 grad_norms.append(norm([p.grad for p in params if p.grad is not None]))
             losses.append(float(loss.detach()))
             return loss
 
-        before = snapshot(params)
+        detached = [p.detach() for p in params]
+        torch._foreach_copy_(self._before, detached)
         optimizer.step(closure)
-        deltas = differences(params, before)
-        grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
+        self._steps += 1
+        step = self._steps
+
+        def deltas() -> list[torch.Tensor]:
+            self._check_fresh(step)
+            return list(torch._foreach_sub(detached, self._before))
+
+        def estimated() -> float:
+            self._check_fresh(step)
+            grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
+            return -dot(grads, result.deltas)
+
         statistics = {"loss": losses[0], "grad_norm": grad_norms[0]}
-        return StepResult(
-            deltas=deltas,
-            loss_before=losses[0],
-            estimated_improvement=-dot(grads, deltas),
-            statistics=statistics,
-        )
+        result = StepResult(deltas, losses[0], estimated, None, statistics)
+        return result
+
+    def _check_fresh(self, step: int) -> None:
+        if step != self._steps:
+            raise RuntimeError(
+                "GradientDescent: a step's deltas and estimated improvement must be read before "
+                "the module's next step"
+            )
 
     def _own_state(self) -> Any:
         if self.optimizer is None:

@@ -106,9 +106,11 @@ class MultiStep(OptimizerModule):
         params = as_parameters("MultiStep", params)
         before = snapshot(params)
         results: list[StepResult] = []
+        estimates: list[float | None] = []  # read after each step (a step's are computed lazily)
         if self.minibatch_size is None:
             for _ in range(self.num_steps):
                 results.append(self.inner.step(params, fn_loss, **fns))
+                estimates.append(results[-1].estimated_improvement)
         else:
             if batch_size is None:
                 raise ValueError(
@@ -120,7 +122,9 @@ class MultiStep(OptimizerModule):
                 for indices in self.minibatches(batch_size):
                     bound = bind_indices({"fn_loss": fn_loss, **fns}, indices)
                     results.append(self.inner.step(params, **bound))
-        return _combine(differences(params, before), results, self.minibatch_size is None)
+                    estimates.append(results[-1].estimated_improvement)
+        full = self.minibatch_size is None
+        return _combine(differences(params, before), results, estimates, full)
 
     def _own_state(self) -> Any:
         return generator_state(self.rng)
@@ -129,8 +133,12 @@ class MultiStep(OptimizerModule):
         set_generator_state(self.rng, state)
 
 
-def _combine(deltas: list[torch.Tensor], results: list[StepResult], full: bool) -> StepResult:
-    estimates = [r.estimated_improvement for r in results]
+def _combine(
+    deltas: list[torch.Tensor],
+    results: list[StepResult],
+    estimates: list[float | None],
+    full: bool,
+) -> StepResult:
     statistics: dict[str, float] = {}
     for name in results[0].statistics:
         values = [r.statistics[name] for r in results if name in r.statistics]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -21,15 +20,15 @@ def _tensors(owner: str, name: str, value: Any) -> tuple[list[torch.Tensor], lis
     return as_parameters(f"{owner}: {name}", value), []
 
 
-@dataclass
-class _Pairs:
-    params: Any
-    source: Any
-    targets: list[torch.Tensor]
-    sources: list[torch.Tensor]
-    target_buffers: list[torch.Tensor]
-    source_buffers: list[torch.Tensor]
-    zeros: list[torch.Tensor]
+_NOT = {"synchronized": 0.0}
+_SYNCHRONIZED = {"synchronized": 1.0}
+
+
+def _no_deltas() -> list[torch.Tensor]:
+    raise RuntimeError(
+        "Synchronization: this module was made with keep_deltas=False (a target network that "
+        "nothing wraps), so its steps do not record their deltas"
+    )
 
 
 class Synchronization(OptimizerModule):
@@ -37,13 +36,12 @@ class Synchronization(OptimizerModule):
     averaging ``target <- (1 - tau) * target + tau * source`` at every step (buffers of modules
     are copied). Give exactly one of ``every`` and ``tau``. ``fn_loss`` is not used (pass None);
     the source is given at construction or to each ``step`` as ``source=``. A target network is
-    ``Synchronization(online_network, every=n)`` stepped once per update unit (the DQN family's
-    ``learner.target_sync``, stepped on its ``rk.TargetNetwork``'s copy).
-
-    Stepping is cheap when nothing changes: the tensors are collected and checked once while
-    ``params`` and the source are the same objects, and a hard-sync step that is not due only
-    counts. Polyak averaging is ``TargetNetwork.polyak``'s arithmetic (torch's ``lerp``), so
-    results are bit-identical to it.
+    ``Synchronization(online_network, every=n)`` stepped once per update unit. A step that does
+    not synchronise changes nothing and copies nothing; ``keep_deltas=False`` skips copying the
+    parameters to report a synchronising step's deltas too (for a target network stepped on
+    its own every gradient step, where nothing reads them; the DQN family's
+    ``learner.target_sync``, stepped on its ``rk.TargetNetwork``'s copy). Polyak averaging is
+    ``TargetNetwork.polyak``'s arithmetic (one ``torch._foreach_lerp_``): bit-identical results.
 
     Example:
         >>> import torch, rlkit as rk
@@ -59,7 +57,12 @@ class Synchronization(OptimizerModule):
     role = "computes its own step: follows a source"
 
     def __init__(
-        self, source: Any = None, *, every: int | None = None, tau: float | None = None
+        self,
+        source: Any = None,
+        *,
+        every: int | None = None,
+        tau: float | None = None,
+        keep_deltas: bool = True,
     ) -> None:
         exactly_one_of("Synchronization", every=every, tau=tau)
         self.every = None if every is None else positive_int("Synchronization", "every", every)
@@ -72,55 +75,43 @@ class Synchronization(OptimizerModule):
             _tensors("Synchronization", "source", source)
         self.source = source
         self.steps = 0
-        self._cache: _Pairs | None = None
+        self._keep_deltas = keep_deltas
+        self._cache: tuple[Any, Any, tuple[list[torch.Tensor], ...]] | None = None
 
     def settings(self) -> dict[str, Any]:
         return {"every": self.every} if self.tau is None else {"tau": self.tau}
 
     def step(
-        self,
-        params: Any,
-        fn_loss: Loss | None = None,
-        *,
-        source: Any = None,
-        with_deltas: bool = True,
-        **fns: Any,
+        self, params: Any, fn_loss: Loss | None = None, *, source: Any = None, **fns: Any
     ) -> StepResult:
-        """Count one step; copy or average when due. A step that changes nothing (a hard sync
-        not due) only counts: its deltas are zero tensors made once per (params, source) and
-        shared by such steps (do not modify them). ``with_deltas=False`` skips computing the
-        deltas of a step that changes the parameters (the result's ``deltas`` is then empty):
-        a target network's stepper does not need them, and they cost a copy of every
-        parameter."""
         source = self.source if source is None else source
         if source is None:
             raise ValueError(
                 "Synchronization: no source; give it at construction or as step(..., source=...)"
             )
-        pairs = self._pairs(params, source)
+        targets, target_buffers, sources, source_buffers = self._pairs(params, source)
         self.steps += 1
-        if self.tau is None and self.steps % self.every != 0:
-            return StepResult(deltas=pairs.zeros, statistics={"synchronized": 0.0})
-        before = [t.detach().clone() for t in pairs.targets] if with_deltas else None
+        synchronize = self.tau is not None or self.steps % self.every == 0
+        if not synchronize:
+            return StepResult(lambda: [torch.zeros_like(t) for t in targets], statistics=dict(_NOT))
+        before = [t.detach().clone() for t in targets] if self._keep_deltas else None
         with torch.no_grad():
-            for t, s in zip(pairs.targets, pairs.sources, strict=True):
-                if self.tau is None or self.tau == 1.0:
-                    t.copy_(s)
-                else:  # the arithmetic of TargetNetwork.polyak (torch's lerp)
-                    t.lerp_(s.detach(), self.tau)
-            for t, s in zip(pairs.target_buffers, pairs.source_buffers, strict=True):
-                t.copy_(s)
+            if self.tau is None or self.tau == 1.0:
+                torch._foreach_copy_(targets, sources)
+            else:
+                torch._foreach_lerp_(targets, [s.detach() for s in sources], self.tau)
+            if target_buffers:
+                torch._foreach_copy_(target_buffers, source_buffers)
         if before is None:
-            return StepResult(deltas=[], statistics={"synchronized": 1.0})
-        deltas = [t.detach() - b for t, b in zip(pairs.targets, before, strict=True)]
-        return StepResult(deltas=deltas, statistics={"synchronized": 1.0})
+            return StepResult(_no_deltas, statistics=dict(_SYNCHRONIZED))
+        deltas = [t.detach() - b for t, b in zip(targets, before, strict=True)]
+        return StepResult(deltas=deltas, statistics=dict(_SYNCHRONIZED))
 
-    def _pairs(self, params: Any, source: Any) -> _Pairs:
-        """The target and source tensors, checked once and kept while ``params`` and ``source``
-        are the same objects (so stepping every environment step costs little)."""
-        cached = self._cache
-        if cached is not None and cached.params is params and cached.source is source:
-            return cached
+    def _pairs(self, params: Any, source: Any) -> tuple[list[torch.Tensor], ...]:
+        """The target's and the source's (parameters, buffers), checked to match; kept for the
+        next step with the same two objects (a module's tensors are found once)."""
+        if self._cache is not None and self._cache[0] is params and self._cache[1] is source:
+            return self._cache[2]
         targets, target_buffers = _tensors("Synchronization", "params", params)
         sources, source_buffers = _tensors("Synchronization", "source", source)
         if [t.shape for t in targets] != [s.shape for s in sources]:
@@ -128,11 +119,10 @@ class Synchronization(OptimizerModule):
                 "Synchronization: params and source must have tensors of the same shapes, got "
                 f"{[tuple(t.shape) for t in targets]} and {[tuple(s.shape) for s in sources]}"
             )
-        zeros = [torch.zeros_like(t) for t in targets]
-        self._cache = _Pairs(
-            params, source, targets, sources, target_buffers, source_buffers, zeros
-        )
-        return self._cache
+        pairs = (targets, target_buffers, sources, source_buffers)
+        if isinstance(params, nn.Module) and isinstance(source, nn.Module):
+            self._cache = (params, source, pairs)
+        return pairs
 
     def _own_state(self) -> Any:
         return {"steps": self.steps}

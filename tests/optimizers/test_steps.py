@@ -248,3 +248,27 @@ def test_optimized_step_with_a_kl_bound_backtracks_until_the_kl_is_met():
     assert float(w.detach()) == 0.25 and result.statistics["ls_fraction"] == 0.25
     with pytest.raises(ValueError, match="ls_max_kl the line search needs fn_kl_divergence"):
         module.step([w], _quadratic(w))
+
+
+def test_a_steps_deltas_are_refused_after_the_next_step():
+    w = torch.nn.Parameter(torch.tensor([1.0]))
+    sgd = GradientDescent("sgd", lr=0.5)
+    first = sgd.step([w], lambda: (w**2).sum())
+    sgd.step([w], lambda: (w**2).sum())
+    with pytest.raises(RuntimeError, match="before the module's next step"):
+        first.deltas
+
+
+def test_lean_gradient_clipping_equals_torchs(problem):
+    from rlkit.optimizers.base import clip_grad_norm
+
+    params = list(problem.policy.parameters())
+    problem.fn_loss().backward()
+    reference = [p.grad.clone() for p in params]
+    copies = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    for c, g in zip(copies, reference, strict=True):
+        c.grad = g.clone()
+    expected = torch.nn.utils.clip_grad_norm_(copies, 0.01)
+    assert clip_grad_norm(params, 0.01) == float(expected)
+    for p, c in zip(params, copies, strict=True):
+        assert torch.equal(p.grad, c.grad)

@@ -39,7 +39,6 @@ import torch
 from ...core.checks import positive_int
 from ...core.dispatch import update
 from ...core.stages import PostActStage
-from ...optimizers.gradient import GradientDescent
 from ...policies.stochastic import AnyEnv
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, build_policy
@@ -47,6 +46,7 @@ from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
     OffPolicyActorCritic,
+    adam,
     after_step,
     mse,
 )
@@ -56,6 +56,7 @@ __all__ = [
     "SAC",
     "SAC_DEFAULTS",
     "squashed_gaussian",
+    "policy_sample",
     "critic_loss",
     "actor_loss",
     "ent_coef_loss",
@@ -127,11 +128,20 @@ def _target_entropy(policy: Any) -> float:
     return -float(policy.n_actions) if value == "auto" else float(value)
 
 
+def policy_sample(model, batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The reparameterised sample of the actor at ``batch["state"]`` with noise
+    ``batch["pi_noise"]``, and its log-probability: ``batch["pi"]`` when the gradient step
+    computed it once for both the entropy-coefficient and the actor loss (as SB3 does; the
+    actor does not change in between)."""
+    if "pi" in batch:
+        return batch["pi"]
+    mean, log_std = model.actor(batch["state"])
+    return squashed_gaussian(mean, log_std, batch["pi_noise"])
+
+
 def ent_coef_loss(policy, model, dist_class, batch):
     """``-(log_alpha * (log_prob + target_entropy)).mean()`` on the policy's sample (detached)."""
-    with torch.no_grad():
-        mean, log_std = model.actor(batch["state"])
-        _, log_prob = squashed_gaussian(mean, log_std, batch["pi_noise"])
+    log_prob = policy_sample(model, batch)[1].detach()
     loss = -(model.log_ent_coef * (log_prob + _target_entropy(policy))).mean()
     return loss, {"ent_coef": float(batch["ent_coef"])}
 
@@ -153,8 +163,7 @@ def critic_loss(policy, model, dist_class, batch):
 
 def actor_loss(policy, model, dist_class, batch):
     """``(alpha * log pi(a|s) - min_i Q_i(s, a)).mean()`` for the reparameterised sample."""
-    mean, log_std = model.actor(batch["state"])
-    action, log_prob = squashed_gaussian(mean, log_std, batch["pi_noise"])
+    action, log_prob = policy_sample(model, batch)
     q = torch.stack(model.critic(batch["state"], action)).min(0).values
     loss = (batch["ent_coef"] * log_prob - q).mean()
     return loss, {"entropy": float(-log_prob.detach().mean())}
@@ -179,11 +188,6 @@ def sac_model(state_space, action_space, dist_class, config, seed):
     )
 
 
-def adam(config):
-    """Adam with SB3's settings (eps 1e-8) at learning rate ``lr``."""
-    return GradientDescent("adam", lr=config["lr"])
-
-
 def sac_gradient_step(policy, batch: Batch) -> dict[str, float]:
     """One SAC gradient step in SB3's order (module docstring)."""
     model = policy.model
@@ -194,6 +198,7 @@ def sac_gradient_step(policy, batch: Batch) -> dict[str, float]:
         batch["ent_coef"] = model.log_ent_coef.detach().exp().clone()
     else:
         batch["ent_coef"] = torch.tensor(parse_ent_coef("SAC", policy.config["ent_coef"])[1])
+    batch["pi"] = policy_sample(model, batch)
     info: dict[str, float] = {}
     if "ent_coef" in policy.optimizers:
         info.update(policy.step_loss("ent_coef", batch))

@@ -33,11 +33,17 @@ import torch
 from ...core.checks import finite_float, positive_int
 from ...core.dispatch import update
 from ...core.stages import PostActStage
-from ...optimizers.gradient import GradientDescent
 from ...policies.stochastic import AnyEnv
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, build_policy
-from .common import OFF_POLICY_DEFAULTS, ActorCriticModel, OffPolicyActorCritic, after_step, mse
+from .common import (
+    OFF_POLICY_DEFAULTS,
+    ActorCriticModel,
+    OffPolicyActorCritic,
+    adam,
+    after_step,
+    mse,
+)
 from .models import ContinuousCritic, DeterministicActor, torch_generator
 
 __all__ = [
@@ -115,11 +121,6 @@ def td3_model(state_space, action_space, dist_class, config, seed):
         actor_target=True,
         critic_target=True,
     )
-
-
-def adam(config):
-    """Adam with SB3's settings (eps 1e-8) at learning rate ``lr``."""
-    return GradientDescent("adam", lr=config["lr"])
 
 
 def td3_gradient_step(policy, batch: Batch) -> dict[str, float]:

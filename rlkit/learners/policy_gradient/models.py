@@ -22,6 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ...policies.distributions import DiagGaussian
@@ -73,15 +74,33 @@ class ActorCritic(nn.Module):
                     gain = head_gain if i == len(linears) - 1 else math.sqrt(2)
                     nn.init.orthogonal_(layer.weight, gain=gain, generator=generator)
                     layer.bias.zero_()
+        self._activation = torch.tanh if activation == "tanh" else torch.relu
+        self._linears = {
+            name: tuple(m for m in net if isinstance(m, nn.Linear))
+            for name, net in (("pi", self.pi), ("vf", self.vf))
+        }
+
+    def _mlp_forward(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """The MLP ``name`` by ``F.linear`` and the activation: the same arithmetic as
+        calling its ``nn.Sequential``, without the module-call overhead (most of the cost of
+        acting, for networks this small). The weights are read at each call, so
+        ``torch.func.functional_call`` and ``load_state_dict(assign=True)`` work."""
+        linears = self._linears[name]
+        last = len(linears) - 1
+        for i, m in enumerate(linears):
+            x = F.linear(x, m.weight, m.bias)
+            if i < last:
+                x = self._activation(x)
+        return x
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        out = self.pi(obs.flatten(1))
+        out = self._mlp_forward("pi", obs.flatten(1))
         if self.log_std is None:
             return out
         return torch.cat([out, self.log_std.expand_as(out)], dim=-1)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.vf(obs.flatten(1)).squeeze(-1)
+        return self._mlp_forward("vf", obs.flatten(1)).squeeze(-1)
 
 
 def actor_critic_model(

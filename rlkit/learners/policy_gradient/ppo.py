@@ -86,14 +86,19 @@ def ppo_loss(policy, model, dist_class, batch):
     loss = policy_loss + policy.hp("ent_coef") * ent_loss + policy.hp("vf_coef") * v_loss
     with torch.no_grad():
         ratio = torch.exp(log_prob - batch["log_prob"])
-        info = {
-            "policy_loss": policy_loss.item(),
-            "value_loss": v_loss.item(),
-            "entropy_loss": ent_loss.item(),
-            "approx_kl": approx_kl(log_prob, batch["log_prob"]).item(),
-            "clip_fraction": ((ratio - 1).abs() > clip).float().mean().item(),
-        }
-    return loss, info
+        values = torch.stack(
+            [
+                policy_loss,
+                v_loss,
+                ent_loss,
+                approx_kl(log_prob, batch["log_prob"]),
+                ((ratio - 1).abs() > clip).float().mean(),
+            ]
+        ).tolist()  # one conversion, not five
+    return loss, dict(zip(_DIAGNOSTICS, values, strict=True))
+
+
+_DIAGNOSTICS = ("policy_loss", "value_loss", "entropy_loss", "approx_kl", "clip_fraction")
 
 
 def fused_adam(params, **kwargs) -> torch.optim.Adam:

@@ -319,7 +319,9 @@ class ValueBasedLearner(AbstractLearner):
         self.target_sync = (
             None
             if target is None
-            else Synchronization(self.model, every=target.sync_every, tau=target.tau)
+            else Synchronization(
+                self.model, every=target.sync_every, tau=target.tau, keep_deltas=False
+            )
         )
         self.target_update_on = target_update_on
         self._target_per_env_step = target is not None and target_update_on == "env_step"
@@ -484,7 +486,7 @@ class ValueBasedLearner(AbstractLearner):
     def update_target(self) -> None:
         """One update unit passed: step ``target_sync`` on the target network's copy (a hard
         sync when due, or Polyak averaging); ``target.updates`` counts the steps."""
-        self.target_sync.step(self.target.model, with_deltas=False)
+        self.target_sync.step(self.target.model)
         self.target.updates = self.target_sync.steps
 
     def _loss(self, batch: TensorBatch) -> torch.Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 
 import rlkit as rk
 from rlkit.learners.actor_critic import common, sac, td3
@@ -90,3 +91,28 @@ def test_explain_lists_each_loss_with_its_optimizer_and_the_targets(capsys):
     out = capsys.readouterr().out
     assert "critic: rlkit.learners.actor_critic.td3.critic_loss" in out
     assert "actor_target: Synchronization(tau=0.005)" in out
+
+
+def test_a_loss_back_propagates_only_into_what_its_optimizer_moves():
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    policy = rk.SAC(env, seed=0, hidden=(8,), batch_size=4, learning_starts=0)
+    replay = rk.CircularArraySARTTrajectory(100, env.state_space, env.action_space)
+    rk.run(rk.Agent(policy, replay), env, rk.StopAfterNSteps(3))
+    critic = list(policy.model.critic.parameters())
+    before = [p.grad.clone() for p in critic]  # the critic's own step left these
+    actor_grads = [p.grad.clone() for p in policy.model.actor.parameters()]
+    assert all(p.requires_grad for p in critic)  # unfrozen after the actor's step
+    # the actor's step did not add the critic's weight gradients (SB3 computes and drops them)
+    policy.step_loss("actor", _batch_of(policy, replay))
+    assert all(torch.equal(p.grad, b) for p, b in zip(critic, before, strict=True))
+    changed = [p.grad for p in policy.model.actor.parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(changed, actor_grads, strict=True))
+
+
+def _batch_of(policy, replay):
+    from rlkit.learners.actor_critic.common import sample_batch
+
+    batch = sample_batch(policy, replay)
+    batch["pi_noise"] = torch.zeros_like(batch["action"])
+    batch["ent_coef"] = torch.tensor(0.1)
+    return batch
