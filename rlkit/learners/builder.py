@@ -622,6 +622,9 @@ def fn_name(fn: Any) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
+_fn_name = fn_name  # the private name other modules import
+
+
 # ---- PostAct: count transitions, learn when the rollout is full ----
 @update.dispatch
 def _(
