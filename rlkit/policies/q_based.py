@@ -74,13 +74,11 @@ class QBasedPolicy(AbstractPolicy):
         return self.explorer(values, env.legal_action_mask)
 
     def plan(self, env: Any) -> dict:
-        """The learner's own plan steps where it has a ``plan(env)`` method (what its learning
-        step calls, shown by ``rk.explain``), else nothing (learning is the learner's, through
-        an Agent); checks at plan time that the learner's approximator fits the env's spaces (a
-        table sized with integers on a Box state space fails here, not at the first step)."""
+        """Nothing to call at the stages (learning is the learner's, through an Agent); checks
+        at plan time that the learner's approximator fits the env's spaces (a table sized
+        with integers on a Box state space fails here, not at the first step)."""
         check_spaces(self.learner, env, with_actions=True)
-        learner_plan = getattr(self.learner, "plan", None)
-        return dict(learner_plan(env)) if callable(learner_plan) else super().plan(env)
+        return super().plan(env)
 
     def prob(self, env: Any) -> np.ndarray:
         """The probability of each action in ``env``'s current state (does not change the

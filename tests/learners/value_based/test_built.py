@@ -241,6 +241,12 @@ def test_explain_names_each_learners_loss_fn_at_post_act(cls, loss, capsys):
     assert cls.__name__ == cls.name and cls.__doc__.strip().split()[0] != "The"
 
 
+def test_a_greedy_policy_run_alone_shows_no_learning_step(capsys):
+    agent, env, _ = cartpole_agent(rk.DQNLearner)
+    rk.explain(rk.greedy(agent.policy), env)
+    assert "loss_fn" not in capsys.readouterr().out
+
+
 def test_the_builder_refuses_what_a_value_based_base_does_not_take():
     with pytest.raises(TypeError, match=r"unknown name\(s\) \['model_fn'\]"):
         rk.DQNLearner.with_updates(model_fn=lambda *a: None)
