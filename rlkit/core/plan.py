@@ -120,20 +120,29 @@ def _warn_if_it_cannot_learn(policy: Any, env: Any) -> None:
     methods (``update(learner, trajectory, env, stage)`` other than the do-nothing default) but
     is run directly, without a policy that records a trajectory (``rk.Agent``): nothing would
     call those methods, so nothing would be learned."""
+    if _EVALUATION_ONLY.get() or getattr(policy, "evaluation_only", False):
+        return  # meant for evaluation (rk.evaluate, a policy from rk.greedy)
     learner = getattr(policy, "learner", None)
-    if learner is None or _EVALUATION_ONLY.get() or getattr(policy, "evaluation_only", False):
-        return  # no learner, or meant for evaluation (rk.evaluate, a policy from rk.greedy)
-    found = learning_methods(learner)
-    if found:
-        warnings.warn(
-            f"run: {type(policy).__name__}'s learner {type(learner).__name__} has learning "
-            f"methods ({found[0]}{', ...' if len(found) > 1 else ''}), but the policy is run "
-            f"without an rk.Agent, which records the trajectory they learn from: nothing will "
-            f"be learned. Wrap it: rk.Agent(policy, trajectory) (e.g. rk.VectorSARTTrajectory() "
-            f"for tabular learners); to only evaluate a policy use rk.evaluate(policy, env).",
-            UserWarning,
-            stacklevel=4,
-        )
+    if learner is None and getattr(policy, "trajectory", None) is None:
+        learner = policy  # a policy that is its own learner (rk.build_policy's)
+    found = [] if learner is None else learning_methods(learner)
+    if not found:
+        return
+    methods = f"{found[0]}{', ...' if len(found) > 1 else ''}"
+    if learner is policy:
+        who = f"{type(policy).__name__} has learning methods ({methods})"
+        fix = f"use {type(policy).__name__}.agent(env), or rk.Agent(policy, trajectory)"
+    else:
+        who = f"{type(policy).__name__}'s learner {type(learner).__name__} has learning methods "
+        who += f"({methods})"
+        fix = "rk.Agent(policy, trajectory) (e.g. rk.VectorSARTTrajectory() for tabular learners)"
+    warnings.warn(
+        f"run: {who}, but the policy is run without an rk.Agent, which records the trajectory "
+        f"they learn from: nothing will be learned. Wrap it: {fix}; to only evaluate a policy "
+        f"use rk.evaluate(policy, env).",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _then(check: PlanStep | None, after: list[PlanStep], nothing: str) -> PlanStep | None:

@@ -52,11 +52,13 @@ from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage, PostActStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
-from ..optimizers.base import clear_grads, clip_grad_norm
+from ..optimizers.base import OptimizerModule, clear_grads, clip_grad_norm
 from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
 from ..trajectories.rollout import RolloutTrajectory
+from .batch import Batch, flatten, fn_name
+from .module_step import learn_with_module, reseed_modules
 
 __all__ = [
     "build_policy",
@@ -67,7 +69,6 @@ __all__ = [
     "learn",
     "FUNCTION_NAMES",
     "with_updates",
-    "fn_name",
     "describe_step",
 ]
 
@@ -89,22 +90,6 @@ _SIGNATURES = {
 }
 # hyperparameters every built policy has (an algorithm's defaults may change them)
 _COMMON_DEFAULTS = {"n_steps": 1, "n_epochs": 1, "batch_size": None, "target_kl": None}
-
-
-# ---- the batch ----
-
-
-class Batch(dict):
-    """A dict of traces; a missing key raises a ``KeyError`` that names it and the keys there
-    are (so a ``postprocess_fn`` that drops a key the loss needs is found at once)."""
-
-    owner = "batch"
-
-    def __missing__(self, key: str) -> Any:
-        raise KeyError(
-            f"{self.owner} has no key {key!r} (keys: {sorted(self)}); did the postprocess_fn "
-            f"drop it or forget to add it?"
-        )
 
 
 # ---- the default optimizer ----
@@ -268,6 +253,8 @@ class BuiltPolicy(StochasticPolicy):
         self.optimizer = _make_optimizer(type(self).optimizer, self.config, cls_name)
         if callable(getattr(self.optimizer, "bind", None)):
             self.optimizer.bind(self.params)
+        if isinstance(self.optimizer, OptimizerModule):  # its generators follow the seed
+            reseed_modules(self.optimizer, self.rng)
         self.transitions = 0  # environment transitions seen (the schedules' clock)
         self.updates = 0  # learning steps (one per full rollout)
         self.gradient_steps = 0
@@ -306,7 +293,11 @@ class BuiltPolicy(StochasticPolicy):
     # ---- what rk.explain shows for the learning step ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
-        steps = [PlanStep(_nothing, "  learns (when the rollout is full) with:", where(learn))]
+        if isinstance(self.optimizer, OptimizerModule):
+            label = "  learns (when the rollout is full; the loss and the KL as closures) with:"
+            steps = [PlanStep(_nothing, label, where(learn_with_module))]
+        else:
+            steps = [PlanStep(_nothing, "  learns (when the rollout is full) with:", where(learn))]
         for key in ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn"):
             fn = getattr(cls, key)
             if fn is not None:
@@ -517,7 +508,13 @@ def _as_class_attribute(key: str, fn: Any) -> Any:
 
 
 def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
-    """Learn from a full rollout in the documented order (module docstring), then clear it."""
+    """Learn from a full rollout in the documented order (module docstring), then clear it.
+    A policy whose optimizer is an ``rk.optimizers`` module tree learns with
+    :func:`~rlkit.learners.module_step.learn_with_module` (the loss and the KL as closures the
+    tree evaluates as often as it needs)."""
+    if isinstance(policy.optimizer, OptimizerModule):
+        learn_with_module(policy, trajectory)
+        return
     cls = type(policy)
     batch = Batch({k: np.array(v) for k, v in trajectory.batch().items()})
     if cls.postprocess_fn is not None:
@@ -531,7 +528,7 @@ def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
     batch.owner = f"{cls.name}: the batch after postprocess_fn"
     if hasattr(policy.optimizer, "learning_rate") and "lr" in policy.config:
         policy.optimizer.learning_rate = float(policy.hp("lr"))
-    flat = _flatten(batch, policy.device)
+    flat = flatten(batch, policy.device)
     diagnostics = _optimize(policy, flat)
     policy.updates += 1
     stats = dict(diagnostics)
@@ -541,18 +538,6 @@ def learn(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
         stats.update({k: float(v) for k, v in cls.stats_fn(policy, batch).items()})
     policy.stats = stats
     trajectory.clear()
-
-
-def _flatten(batch: Batch, device: torch.device) -> Batch:
-    """(n_steps, n_envs, ...) numpy traces -> (n_steps * n_envs, ...) tensors."""
-    flat = Batch()
-    flat.owner = batch.owner
-    for key, value in batch.items():
-        array = np.asarray(value)
-        array = array.reshape(-1, *array.shape[2:]) if array.ndim >= 2 else array
-        dtype = torch.float32 if array.dtype.kind == "f" else None
-        flat[key] = torch.as_tensor(array, dtype=dtype, device=device)
-    return flat
 
 
 def _optimize(policy: BuiltPolicy, flat: Batch) -> dict[str, float]:
@@ -615,14 +600,6 @@ def _checked_loss(
             f"{cls.name}: loss_fn {name} returned a non-finite loss {loss.item()} {where_}"
         )
     return loss.reshape(()), {k: float(v) for k, v in info.items()}
-
-
-def fn_name(fn: Any) -> str:
-    """``module.qualname`` of a function (how ``rk.explain`` names a built policy's functions)."""
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
-
-
-_fn_name = fn_name  # the private name other modules import
 
 
 # ---- PostAct: count transitions, learn when the rollout is full ----

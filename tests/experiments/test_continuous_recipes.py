@@ -92,9 +92,11 @@ def test_bad_n_envs():
 
 
 @pytest.mark.slow
-def test_sac_learns_pendulum_within_3500_steps():
-    """SAC_Pendulum's settings with 64-64 networks: 3500 steps (about 40 s of CPU alone)."""
-    exp = rk.make_experiment("SAC_Pendulum", seed=0, total_steps=3500, hidden=(64, 64))
+def test_sac_learns_pendulum_within_5000_steps():
+    """SAC_Pendulum's settings with 64-64 networks: 5000 steps (about 50 s of CPU alone).
+    3500 steps were too few to be robust: after Adam became fused (other rounding) seed 0 ended
+    at -457 there (seeds 1 and 2 at -218); at 5000 steps seeds 0, 1, 2 reach -201, -197, -195."""
+    exp = rk.make_experiment("SAC_Pendulum", seed=0, total_steps=5000, hidden=(64, 64))
     rk.run(exp)
     result = rk.evaluate(exp.policy, rk.GymEnv("Pendulum-v1"), 10, seed=123)
     assert result.mean >= -400, result.returns

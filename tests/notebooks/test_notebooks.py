@@ -31,6 +31,7 @@ EXPECTED = [
     "10_function_approximation",
     "11_eligibility_traces",
     "12_policy_gradient",
+    "13_deep_learners",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
 

@@ -256,7 +256,7 @@ def test_a_steps_deltas_are_refused_after_the_next_step():
     first = sgd.step([w], lambda: (w**2).sum())
     sgd.step([w], lambda: (w**2).sum())
     with pytest.raises(RuntimeError, match="before the module's next step"):
-        first.deltas
+        _ = first.deltas
 
 
 def test_lean_gradient_clipping_equals_torchs(problem):

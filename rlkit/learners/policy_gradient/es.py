@@ -110,10 +110,7 @@ class ES(_ES):
     """The ES policy (see the module docstring): acts by the mode of its distribution."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        reseed = getattr(self.optimizer, "reseed", None)
-        if callable(reseed):
-            reseed(int(self.rng.integers(2**31)))
+        super().__init__(*args, **kwargs)  # reseeds the Evolutionary module from the seed
         self.fitness_env: gym.Env | None = None
         self.fitness_steps = 0
         value_ids = {id(p) for p in self.model.vf.parameters()}

@@ -54,7 +54,8 @@ from ...optimizers import (
 )
 from ...policies.stochastic import AnyEnv
 from ...trajectories.rollout import RolloutTrajectory
-from ..builder import Batch, BuiltPolicy, _flatten, build_policy
+from ..batch import flatten
+from ..builder import Batch, BuiltPolicy, build_policy
 from .functions import (
     add_advantages,
     explained_variance,
@@ -217,7 +218,7 @@ def learn_with_modules(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> No
     batch = Batch({k: np.array(v) for k, v in trajectory.batch().items()})
     batch = Batch(cls.postprocess_fn(policy, batch))
     batch.owner = f"{cls.name}: the batch after postprocess_fn"
-    flat = _flatten(batch, policy.device)
+    flat = flatten(batch, policy.device)
     n = len(flat["state"])
     if policy.hp("normalize_advantage"):
         flat["advantages"] = normalize(flat["advantages"])

@@ -7,6 +7,12 @@ the time limit or by the rollout's end is completed by the value of its final st
 ``-mean(log_prob * A)`` + ``vf_coef`` * value MSE (the baseline learns from the same step),
 gradient norm clipped at ``max_grad_norm``.
 
+Any ``rk.optimizers`` module tree may replace Adam
+(``VPG.with_updates(optimizer=rk.optimizers.make(spec))``, as for every built policy): it then
+gets the loss and the KL divergence from the rollout's policy as closures
+(:mod:`rlkit.learners.module_step`), so ``NaturalGradient``, ``OptimizedStep`` and
+``Evolutionary`` can evaluate them as often as they need.
+
 Stable-Baselines3 has no VPG. Spinning Up's VPG fits the value function with 80 separate steps
 per rollout and uses GAE (lambda 0.97); this one keeps REINFORCE's Monte-Carlo returns and one
 joint step (A2C's loss with normalised advantages, long rollouts and Adam).

@@ -41,7 +41,8 @@ from ...core.stages import POST_ACT_STAGE, AbstractStage, PostActStage, PreExper
 from ...core.state import state_or_none
 from ...optimizers.synchronization import Synchronization
 from ...trajectories.circular import CircularArraySARTTrajectory
-from ..builder import describe_step, fn_name, with_updates
+from ..batch import fn_name
+from ..builder import describe_step, with_updates
 
 __all__ = [
     "TensorBatch",
