@@ -29,7 +29,7 @@ from ...trajectories.rollout import RolloutTrajectory
 from ..builder import GradientStep, build_policy, learn
 from .functions import (
     add_advantages,
-    entropy_bonus,
+    entropy_term,
     extra_value_and_log_prob,
     normalize,
     policy_gradient_loss,
@@ -64,8 +64,8 @@ def a2c_loss(policy, model, dist_class, batch):
         advantages = normalize(advantages)
     policy_loss = policy_gradient_loss(dist.log_prob(batch["action"]), advantages)
     v_loss = value_loss(model.value(obs), batch["returns"])
-    ent_loss = entropy_bonus(dist.entropy())
-    loss = policy_loss + policy.hp("ent_coef") * ent_loss + policy.hp("vf_coef") * v_loss
+    ent_loss, ent_term = entropy_term(dist, policy.hp("ent_coef"))
+    loss = policy_loss + ent_term + policy.hp("vf_coef") * v_loss
     info = {
         "policy_loss": policy_loss.item(),
         "value_loss": v_loss.item(),

@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch.nn import functional as F
@@ -102,6 +104,17 @@ def value_loss(
 def entropy_bonus(entropy: torch.Tensor) -> torch.Tensor:
     """The entropy loss ``-mean(entropy)`` (weighted by the entropy coefficient)."""
     return -entropy.mean()
+
+
+def entropy_term(dist: Any, coef: float) -> tuple[torch.Tensor, torch.Tensor | float]:
+    """``(entropy loss, coef * entropy loss)`` for a loss to add the second. With ``coef`` 0
+    (the zoo's CartPole settings) the entropy is computed without gradient: it is reported,
+    and the loss and its gradient are the same numbers without back-propagating through it."""
+    if coef:
+        ent_loss = entropy_bonus(dist.entropy())
+        return ent_loss, coef * ent_loss
+    with torch.no_grad():
+        return entropy_bonus(dist.entropy()), 0.0
 
 
 def approx_kl(log_prob: torch.Tensor, old_log_prob: torch.Tensor) -> torch.Tensor:

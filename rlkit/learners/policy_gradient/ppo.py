@@ -38,7 +38,7 @@ from .functions import (
     add_advantages,
     approx_kl,
     clipped_surrogate,
-    entropy_bonus,
+    entropy_term,
     extra_value_and_log_prob,
     normalize,
     value_loss,
@@ -82,8 +82,8 @@ def ppo_loss(policy, model, dist_class, batch):
     policy_loss = clipped_surrogate(log_prob, batch["log_prob"], advantages, clip)
     clip_vf = policy.hp("clip_range_vf")
     v_loss = value_loss(values, batch["returns"], batch["value"], clip_vf)
-    ent_loss = entropy_bonus(dist.entropy())
-    loss = policy_loss + policy.hp("ent_coef") * ent_loss + policy.hp("vf_coef") * v_loss
+    ent_loss, ent_term = entropy_term(dist, policy.hp("ent_coef"))
+    loss = policy_loss + ent_term + policy.hp("vf_coef") * v_loss
     with torch.no_grad():
         ratio = torch.exp(log_prob - batch["log_prob"])
         values = torch.stack(

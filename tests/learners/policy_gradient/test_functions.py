@@ -80,3 +80,17 @@ def test_entropy_bonus_normalize_and_kl():
     assert approx_kl(torch.zeros(2), torch.zeros(2)).item() == 0.0
     lr = torch.log(torch.tensor(2.0))
     assert approx_kl(lr.reshape(1), torch.zeros(1)).item() == pytest.approx(1 - lr.item())
+
+
+def test_entropy_term_without_a_coefficient_is_reported_but_not_differentiated():
+    from rlkit.learners.policy_gradient.functions import entropy_term
+
+    logits = torch.tensor([[0.3, -0.2]], requires_grad=True)
+    from rlkit.policies.distributions import Categorical
+
+    dist = Categorical(logits)
+    ent_loss, term = entropy_term(dist, 0.0)
+    assert term == 0.0 and not ent_loss.requires_grad
+    assert ent_loss.item() == pytest.approx(-dist.entropy().item())
+    ent_loss, term = entropy_term(dist, 0.5)
+    assert term.requires_grad and term.item() == pytest.approx(0.5 * ent_loss.item())
