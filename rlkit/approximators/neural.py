@@ -242,7 +242,9 @@ class TargetNetwork(AbstractApproximator):
     """A frozen copy of a network that follows it slowly: ``target(x)`` evaluates the copy.
 
     Call :meth:`update` once per update unit (a learner decides which: environment steps or
-    gradient steps). With ``sync_every=n`` every n-th update copies the weights (a hard sync);
+    gradient steps); the DQN-family learners step it with an ``rk.optimizers.Synchronization``
+    module of the same settings instead (``learner.target_sync``), keeping ``updates`` equal to
+    its step count. With ``sync_every=n`` every n-th update copies the weights (a hard sync);
     with ``tau`` every update moves them by Polyak averaging, ``target <- (1 - tau) * target +
     tau * source`` (buffers are copied). Give exactly one of the two.
 

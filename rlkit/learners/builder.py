@@ -68,6 +68,8 @@ __all__ = [
     "StepResult",
     "learn",
     "FUNCTION_NAMES",
+    "with_updates",
+    "describe_step",
 ]
 
 FUNCTION_NAMES = (
@@ -219,6 +221,10 @@ class BuiltPolicy(StochasticPolicy):
     gradients_fn = None
     model_fn = None
     optimizer: Any = None
+    #: what build_policy / with_updates may set on a subclass of this base, and must be given
+    builder_functions = (*FUNCTION_NAMES, "optimizer")
+    builder_required = ("loss_fn", "model_fn", "optimizer")
+    builder_options = ("name", "defaults")
 
     def __init__(
         self,
@@ -269,15 +275,7 @@ class BuiltPolicy(StochasticPolicy):
         """A new policy class (a subclass of this one) with the named functions, ``optimizer``,
         ``name`` or ``defaults`` replaced (``defaults`` replaces the keys it names and keeps the
         others); anything else is an error listing what can be changed."""
-        known = (*FUNCTION_NAMES, "optimizer", "name", "defaults")
-        unknown = sorted(set(changes) - set(known))
-        if unknown:
-            raise TypeError(
-                f"{cls.name}.with_updates: unknown name(s) {unknown}; known: {sorted(known)}"
-            )
-        defaults = {**cls.defaults, **changes.pop("defaults", {})}
-        name = changes.pop("name", cls.name)
-        return _make_class(name, cls, defaults, changes)
+        return with_updates(cls, changes)
 
     # ---- hyperparameters ----
     def hp(self, name: str) -> Any:
@@ -344,6 +342,12 @@ def _nothing() -> None:
     """A plan step that only describes (the learning itself is the update method above it)."""
 
 
+def describe_step(label: str, fn: Any) -> PlanStep:
+    """A PostAct plan step that does nothing and shows ``label`` with ``fn``'s ``file:line`` in
+    ``rk.explain`` (how a learner lists the functions its update method calls)."""
+    return PlanStep(_nothing, label, where(fn))
+
+
 def _nothing_with_action(action: Any) -> None:
     """The same at PreAct (where plan steps receive the action)."""
 
@@ -362,6 +366,22 @@ def _make_optimizer(optimizer: Any, config: dict[str, Any], owner: str) -> Any:
     )
 
 
+def with_updates(cls: type, changes: dict[str, Any]) -> type:
+    """``cls.with_updates(**changes)`` for any buildable base (a :class:`BuiltPolicy` or a
+    value-based learner): a subclass of ``cls`` with the named functions, ``name`` or
+    ``defaults`` replaced; a name the base does not take is an error listing those it does."""
+    known = (*cls.builder_functions, *cls.builder_options)
+    unknown = sorted(set(changes) - set(known))
+    if unknown:
+        raise TypeError(
+            f"{cls.name}.with_updates: unknown name(s) {unknown}; known: {sorted(known)}"
+        )
+    changes = dict(changes)
+    defaults = {**cls.defaults, **changes.pop("defaults", {})}
+    name = changes.pop("name", cls.name)
+    return _make_class(name, cls, defaults, changes)
+
+
 def build_policy(
     name: str,
     *,
@@ -370,13 +390,22 @@ def build_policy(
     stats_fn: Callable[..., Any] | None = None,
     extra_action_out_fn: Callable[..., Any] | None = None,
     gradients_fn: Callable[..., Any] | None = None,
-    model_fn: Callable[..., Any],
-    optimizer: Any,
-    defaults: Mapping[str, Any],
-    base: type[BuiltPolicy] | None = None,
-) -> type[BuiltPolicy]:
-    """Compile pure functions into a :class:`BuiltPolicy` subclass named ``name`` (see the
-    module docstring for each function's signature and the order they run in).
+    model_fn: Callable[..., Any] | None = None,
+    optimizer: Any = None,
+    defaults: Mapping[str, Any] | None = None,
+    base: type | None = None,
+    doc: str | None = None,
+) -> type:
+    """Compile pure functions into a subclass of ``base`` named ``name`` (see the module
+    docstring for each function's signature and the order they run in).
+
+    ``base`` is :class:`BuiltPolicy` by default (then ``model_fn`` and ``optimizer`` are
+    required), a subclass of it, or a value-based learner base
+    (:class:`~rlkit.learners.value_based.common.ValueBasedLearner`): its user gives the network
+    (an approximator) to the constructor, so it takes a ``loss_fn`` only, and a ``model_fn``,
+    ``optimizer`` or other function given to it is an error. A base says what it takes in its
+    ``builder_functions`` (and requires in ``builder_required``). ``doc`` is the class
+    docstring (default: one line naming the builder).
 
     ``loss_fn`` may also be a dict ``{name: loss_fn}`` of several losses (actor-critic methods),
     with ``optimizer`` a dict of as many optimizers under the same names; such a policy needs a
@@ -384,6 +413,7 @@ def build_policy(
     optimizer (e.g. :class:`~rlkit.learners.actor_critic.common.OffPolicyActorCritic`)."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"build_policy: name must be an identifier, got {name!r}")
+    defaults = {} if defaults is None else defaults
     if not isinstance(defaults, Mapping):
         raise TypeError(f"build_policy: defaults must be a mapping, got {defaults!r}")
     functions = {
@@ -397,23 +427,48 @@ def build_policy(
     }
     if base is None:
         base = BuiltPolicy
-    if not (isinstance(base, type) and issubclass(base, BuiltPolicy)):
-        raise TypeError(f"build_policy: base must be a BuiltPolicy subclass, got {base!r}")
+    if not (isinstance(base, type) and hasattr(base, "builder_functions")):
+        raise TypeError(
+            f"build_policy: base must be a BuiltPolicy subclass or a value-based learner base "
+            f"(ValueBasedLearner or a subclass), got {base!r}"
+        )
+    refused = sorted(
+        k for k, v in functions.items() if v is not None and k not in base.builder_functions
+    )
+    if refused:
+        raise TypeError(
+            f"build_policy({name!r}): base {base.__name__} takes only "
+            f"{list(base.builder_functions)}, got {refused} too"
+            + (
+                "; its network is the approximator given to the constructor"
+                if "model_fn" in refused
+                else ""
+            )
+        )
+    missing = [k for k in base.builder_required if functions[k] is None]
+    if missing:
+        raise TypeError(f"build_policy({name!r}): {', '.join(missing)} is required")
     if isinstance(loss_fn, Mapping) and base is BuiltPolicy:
         raise TypeError(
             f"build_policy({name!r}): a dict of losses needs a base class that steps each loss "
             f"with its own optimizer (base=...), e.g. OffPolicyActorCritic"
         )
-    return _make_class(name, base, {**_COMMON_DEFAULTS, **defaults}, functions)
+    functions = {k: v for k, v in functions.items() if k in base.builder_functions}
+    common = _COMMON_DEFAULTS if issubclass(base, BuiltPolicy) else {}
+    return _make_class(name, base, {**common, **defaults}, functions, doc)
 
 
 def _make_class(
-    name: str, base: type[BuiltPolicy], defaults: dict[str, Any], functions: dict[str, Any]
-) -> type[BuiltPolicy]:
+    name: str,
+    base: type,
+    defaults: dict[str, Any],
+    functions: dict[str, Any],
+    doc: str | None = None,
+) -> type:
     for key, fn in functions.items():
         if key == "optimizer":
             continue
-        if fn is None and key in ("loss_fn", "model_fn"):
+        if fn is None and key in base.builder_required:
             raise TypeError(f"build_policy({name!r}): {key} is required")
         if key == "loss_fn" and isinstance(fn, Mapping):  # several losses, one optimizer each
             if not fn:
@@ -430,7 +485,7 @@ def _make_class(
         name=name,
         defaults=MappingProxyType(dict(defaults)),
         __module__=_module_of(functions.get("loss_fn"), base),
-        __doc__=f"The {name} policy built by rk.build_policy (see rlkit.learners.builder).",
+        __doc__=doc or f"The {name} policy built by rk.build_policy (see rlkit.learners.builder).",
     )
     return type(name, (base,), namespace)
 

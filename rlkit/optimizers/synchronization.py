@@ -39,7 +39,9 @@ class Synchronization(OptimizerModule):
     ``Synchronization(online_network, every=n)`` stepped once per update unit. A step that does
     not synchronise changes nothing and copies nothing; ``keep_deltas=False`` skips copying the
     parameters to report a synchronising step's deltas too (for a target network stepped on
-    its own every gradient step, where nothing reads them).
+    its own every gradient step, where nothing reads them; the DQN family's
+    ``learner.target_sync``, stepped on its ``rk.TargetNetwork``'s copy). Polyak averaging is
+    ``TargetNetwork.polyak``'s arithmetic (one ``torch._foreach_lerp_``): bit-identical results.
 
     Example:
         >>> import torch, rlkit as rk

@@ -68,9 +68,16 @@ class Agent(AbstractPolicy):
         set_state(self.trajectory, state["trajectory"])
 
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        """Per stage: the trajectory's recording method, the policy's (or its learner's)
+        update method followed by what a learner with a ``plan(env)`` method says that update
+        calls (descriptions for ``rk.explain``, e.g. a DQN learner's ``loss_fn``), then the
+        policy's own plan steps."""
         plan: dict[AbstractStage, list[PlanStep]] = {}
         learns = records = False
         inner = self.policy.plan(env)
+        learner = getattr(self.policy, "learner", None)
+        learner_plan = getattr(learner, "plan", None)  # what its update methods call
+        described = learner_plan(env) if callable(learner_plan) else {}
         for stage in STAGES:
             extra = (object,) if stage is PRE_ACT_STAGE else ()
             record = resolve(update, self.trajectory, self.policy, env, stage, extra=extra)
@@ -80,6 +87,8 @@ class Agent(AbstractPolicy):
             learns = learns or learn is not None
             records = records or record is not None
             steps = [s for s in (record, learn) if s is not None]
+            if learn is not None:
+                steps.extend(described.get(stage, ()))
             steps.extend(inner.get(stage, ()))
             if steps:
                 plan[stage] = steps
@@ -90,7 +99,6 @@ class Agent(AbstractPolicy):
                 f"that records vector envs (rk.CircularArraySARTTrajectory, the prioritized one) "
                 f"or a single env."
             )
-        learner = getattr(self.policy, "learner", None)
         if learner is not None and not learns:
             raise DispatchError(
                 f"Agent: learner {type(learner).__name__} has no update method for trajectory "

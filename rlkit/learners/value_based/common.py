@@ -2,23 +2,31 @@
 ``ValueBasedLearner``, the base class that runs the gradient steps the replay controller asks for.
 
 A learner of the family (``BasicDQNLearner``, ``DQNLearner``, ``PrioritizedDQNLearner``,
-``QRDQNLearner``) only says how a sampled batch becomes a loss (``_loss``) and how network
-outputs become Q-values (``_q_values``); the dispatched ``update`` methods live in each learner's
-own module, grouped by stage.
+``QRDQNLearner``) is made by ``rk.build_policy(name, loss_fn=..., base=...)`` with a base class
+derived from :class:`ValueBasedLearner` (its constructor and options): it says how a sampled
+batch becomes a loss, a pure ``loss_fn(policy, model, dist_class, batch)`` (``dist_class`` is
+None; ``batch`` a :class:`TensorBatch`) returning the loss or ``(loss, info)`` with ``info["q"]``
+and ``info["target"]`` the detached ``Q(s, a)`` and targets (for the statistics and priority
+updates), and how network outputs become Q-values (``_q_values``). Its dispatched ``update``
+methods live in its own module, grouped by stage; ``Learner.with_updates(loss_fn=...)`` makes a
+variant.
 
 One gradient step (:meth:`ValueBasedLearner.gradient_step`): ``sampler.sample(trajectory)`` ->
-:func:`to_tensors` -> ``_loss`` -> a finiteness check -> ``approximator.optimise(loss)``.
+:func:`to_tensors` -> ``loss_fn`` -> a finiteness check -> ``approximator.optimise(loss)``.
 At PostAct a learner counts one environment step (a target network counting environment steps
 is updated then), then takes ``controller.step()`` gradient steps (warm-up, every k steps, g
 steps; :meth:`ValueBasedLearner.train`), drawing the g batches at once where the steps cannot
-change what is sampled.
+change what is sampled. The target network (an ``rk.TargetNetwork``, the frozen copy) is stepped
+by an ``rk.optimizers.Synchronization`` module, ``learner.target_sync``.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -27,11 +35,14 @@ import torch.nn.functional as F
 
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork, clone_tensors
 from ...core.checks import check_gamma
-from ...core.dispatch import statistics, update
+from ...core.dispatch import PlanStep, statistics, update
 from ...core.interfaces import AbstractEnv, AbstractLearner, AbstractVectorEnv
-from ...core.stages import PostActStage, PreExperimentStage
+from ...core.stages import POST_ACT_STAGE, AbstractStage, PostActStage, PreExperimentStage
 from ...core.state import state_or_none
+from ...optimizers.synchronization import Synchronization
 from ...trajectories.circular import CircularArraySARTTrajectory
+from ..batch import fn_name
+from ..builder import describe_step, with_updates
 
 __all__ = [
     "TensorBatch",
@@ -242,9 +253,11 @@ _AHEAD_BYTES = 8 << 20
 class ValueBasedLearner(AbstractLearner):
     """Base of the DQN family: a :class:`NeuralNetworkApproximator` trained from replay.
 
-    Subclasses define ``_loss(batch) -> loss`` (and set ``self._last_q``/``self._last_target``
-    to detached tensors for the statistics) and, when the network does not output one value per
-    action, ``_q_values(outputs)`` and ``outputs_per_action``.
+    A learner is ``rk.build_policy(name, loss_fn=..., base=<a subclass of this>)`` (see the
+    module docstring for ``loss_fn``); the base gives the constructor and, when the network
+    does not output one value per action, ``_q_values(outputs)`` and ``outputs_per_action``.
+    The network is the approximator given to the constructor, so the builder takes no
+    ``model_fn`` (nor ``optimizer``: the approximator's) for this base.
 
     ``learner(env)`` returns the Q-values of ``env.state`` as a numpy array: one forward pass
     under ``torch.no_grad``.
@@ -256,6 +269,13 @@ class ValueBasedLearner(AbstractLearner):
     samples_ahead = True
     #: hard-sync interval of the target network built when none is given (None: no target)
     default_target_sync: int | None = None
+    # ---- what rk.build_policy / with_updates may set (see rlkit.learners.builder) ----
+    name = "ValueBasedLearner"
+    defaults: Mapping[str, Any] = MappingProxyType({})
+    loss_fn = None
+    builder_functions = ("loss_fn",)
+    builder_required = ("loss_fn",)
+    builder_options = ("name",)
 
     def __init__(
         self,
@@ -297,6 +317,13 @@ class ValueBasedLearner(AbstractLearner):
         self.sampler = _check_sampler(name, sampler, self.gamma)
         self.controller = _check_controller(name, controller)
         self.target = target
+        self.target_sync = (
+            None
+            if target is None
+            else Synchronization(
+                self.model, every=target.sync_every, tau=target.tau, keep_deltas=False
+            )
+        )
         self.target_update_on = target_update_on
         self._target_per_env_step = target is not None and target_update_on == "env_step"
         self._target_per_gradient_step = target is not None and target_update_on == "gradient_step"
@@ -311,6 +338,26 @@ class ValueBasedLearner(AbstractLearner):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.approximator!r}, gamma={self.gamma})"
+
+    @classmethod
+    def with_updates(cls, **changes: Any) -> type[ValueBasedLearner]:
+        """A new learner class (a subclass of this one, with the same constructor) with
+        ``loss_fn`` or ``name`` replaced; anything else is an error listing what can be."""
+        return with_updates(cls, changes)
+
+    # ---- what rk.explain shows for the learning step ----
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        """The functions the PostAct method calls (shown by ``rk.explain``; they do nothing
+        themselves)."""
+        loss_fn = type(self).loss_fn
+        steps = [
+            describe_step("  gradient steps (as the controller grants) with:", type(self).train),
+            describe_step(f"    loss_fn = {fn_name(loss_fn)}", loss_fn),
+        ]
+        if self.target_sync is not None:
+            label = f"    target network: {self.target_sync!r} per {self.target_update_on}"
+            steps.append(describe_step(label, type(self).update_target))
+        return {POST_ACT_STAGE: steps}
 
     # ---- acting: Q-values of the current state ----
     def __call__(self, env: AbstractEnv) -> np.ndarray:
@@ -369,7 +416,7 @@ class ValueBasedLearner(AbstractLearner):
         synced first and the gradient steps then use the fresh copy."""
         self.env_steps += 1
         if self._target_per_env_step:
-            self.target.update()
+            self.update_target()
         n_steps = self.controller.step()
         if n_steps:
             self.train(trajectory, n_steps)
@@ -387,7 +434,7 @@ class ValueBasedLearner(AbstractLearner):
         for _ in range(n_transitions):
             self.env_steps += 1
             if self._target_per_env_step:
-                self.target.update()
+                self.update_target()
             granted += self.controller.step()
         if granted:
             self.train(trajectory, granted)
@@ -435,10 +482,26 @@ class ValueBasedLearner(AbstractLearner):
         self.gradient_steps += 1
         self._after_step(trajectory, batch)
         if self._target_per_gradient_step:
-            self.target.update()
+            self.update_target()
+
+    def update_target(self) -> None:
+        """One update unit passed: step ``target_sync`` on the target network's copy (a hard
+        sync when due, or Polyak averaging); ``target.updates`` counts the steps."""
+        self.target_sync.step(self.target.model)
+        self.target.updates = self.target_sync.steps
 
     def _loss(self, batch: TensorBatch) -> torch.Tensor:
-        raise NotImplementedError
+        """``loss_fn(self, model, None, batch)``; keeps its ``info["q"]``/``["target"]``."""
+        loss_fn = type(self).loss_fn
+        if loss_fn is None:
+            raise TypeError(
+                f"{type(self).__name__}: no loss_fn; make learners with "
+                f"rk.build_policy(name, loss_fn=..., base={type(self).__name__})"
+            )
+        out = loss_fn(self, self.model, None, batch)
+        loss, info = out if isinstance(out, tuple) else (out, {})
+        self._last_q, self._last_target = info.get("q"), info.get("target")
+        return loss
 
     def _after_step(self, trajectory: Any, batch: TensorBatch) -> None:
         """Called after each optimiser step (prioritized replay updates priorities here)."""
@@ -459,6 +522,7 @@ class ValueBasedLearner(AbstractLearner):
         return {
             "approximator": self.approximator.state_dict(),
             "target": None if self.target is None else self.target.state_dict(),
+            "target_sync": None if self.target_sync is None else self.target_sync.state_dict(),
             "sampler": state_or_none(self.sampler),
             "controller": state_or_none(self.controller),
             "env_steps": self.env_steps,
@@ -479,6 +543,11 @@ class ValueBasedLearner(AbstractLearner):
         self.approximator.load_state_dict(state["approximator"])
         if self.target is not None:
             self.target.load_state_dict(state["target"])
+            if state.get("target_sync") is not None:
+                self.target_sync.load_state_dict(state["target_sync"])
+            else:  # a checkpoint from before target_sync: the target counted its updates
+                self.target_sync.steps = self.target.updates
+            self.target.updates = self.target_sync.steps
         _load_state(self.sampler, state.get("sampler"), name, "sampler")
         _load_state(self.controller, state.get("controller"), name, "controller")
         self.env_steps = int(state["env_steps"])
@@ -517,8 +586,9 @@ def _(
     learner.check(env)
 
 
-# ---- PostAct: the gradient steps the replay controller asks for (each learner's ``learn``:
-# sample, loss, optimise, target update) ----
+# ---- PostAct: the gradient steps the replay controller asks for (``learn``: sample, loss,
+# optimise, target update); each learner of the family has its own in its module, these serve
+# a learner built on ValueBasedLearner directly ----
 @update.dispatch
 def _(
     learner: ValueBasedLearner,

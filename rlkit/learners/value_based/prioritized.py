@@ -1,4 +1,9 @@
-"""``PrioritizedDQNLearner``: DQN on prioritized replay (Schaul et al. 2016)."""
+"""``PrioritizedDQNLearner``: DQN on prioritized replay (Schaul et al. 2016).
+
+Written with ``rk.build_policy``: the loss is :func:`prioritized_dqn_loss`, a pure function; the
+class is built on :class:`PrioritizedDQNBase` (``DQNLearner``'s constructor, plus the priority
+update after each gradient step). Its stage methods are below, grouped by stage.
+"""
 
 from __future__ import annotations
 
@@ -11,54 +16,73 @@ from ...core.interfaces import AbstractEnv, AbstractVectorEnv
 from ...core.stages import PostActStage, PreExperimentStage
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
-from .common import TensorBatch
-from .dqn import DQNLearner
+from ..builder import build_policy
+from .common import TensorBatch, loss_function
+from .dqn import DQNLearner, dqn_q_and_target
 
-__all__ = ["PrioritizedDQNLearner"]
+__all__ = ["PrioritizedDQNLearner", "PrioritizedDQNBase", "prioritized_dqn_loss"]
 
 
-class PrioritizedDQNLearner(DQNLearner):
-    """:class:`~rlkit.DQNLearner` on a :class:`~rlkit.PrioritizedCircularArraySARTTrajectory`.
+# ---- the loss ----
+def prioritized_dqn_loss(
+    policy: Any, model: Any, dist_class: None, batch: TensorBatch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """DQN's loss with each sample's regression loss scaled by its importance weight
+    (``batch.weights``), then averaged; ``info`` holds ``Q(s, a)`` and the targets, detached
+    (their difference is the new priority)."""
+    if batch.weights is None:
+        raise TypeError(
+            f"{type(policy).__name__}: the sampled batch has no importance weights; sample "
+            f"from an rk.PrioritizedCircularArraySARTTrajectory"
+        )
+    q, y = dqn_q_and_target(policy, model, batch)
+    per_sample = loss_function(type(policy).__name__, policy.loss_kind)(q, y, reduction="none")
+    return (batch.weights * per_sample).mean(), {"q": q.detach(), "target": y}
 
-    Each sample's loss is scaled by its importance weight (``batch["weights"]``: the trajectory's
-    ``beta`` schedule), and after every gradient step the sampled transitions get new priorities
-    ``|y - Q(s, a)| + epsilon`` through ``trajectory.update_priorities``. Everything else (target
-    network, double DQN, n-step, loss) is ``DQNLearner``'s and takes the same arguments.
-    Running it with a trajectory that is not prioritized is an error when the run starts.
 
-    Example:
-        >>> import torch, rlkit as rk
-        >>> from rlkit.approximators.neural import q_network
-        >>> env = rk.GymEnv("CartPole-v1", seed=0)
-        >>> approx = rk.NeuralNetworkApproximator(
-        ...     q_network(env.state_space, env.action_space, (32,), seed=0),
-        ...     lambda p: torch.optim.Adam(p, lr=1e-3))
-        >>> learner = rk.PrioritizedDQNLearner(
-        ...     approx, sampler=rk.BatchSampler(16, seed=0),
-        ...     controller=rk.InsertSampleRatioController(50, 1, 1),
-        ...     target=rk.TargetNetwork(approx, tau=0.01))
-        >>> trajectory = rk.PrioritizedCircularArraySARTTrajectory(
-        ...     500, env.state_space, env.action_space, alpha=0.6, beta=0.4, beta_steps=1000)
-        >>> agent = rk.Agent(rk.QBasedPolicy(learner, rk.EpsilonGreedyExplorer(0.1, seed=0)),
-        ...                  trajectory)
-        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
-        >>> trajectory.n_sampled
-        50
-    """
+# ---- the learner ----
+class PrioritizedDQNBase(DQNLearner):
+    """``DQNLearner``'s constructor; after each gradient step the sampled transitions get the
+    priorities ``|y - Q(s, a)| + epsilon``."""
 
     samples_ahead = False  # each gradient step changes the priorities the next one samples by
 
-    def _loss(self, batch: TensorBatch) -> torch.Tensor:
-        if batch.weights is None:
-            raise TypeError(
-                f"{type(self).__name__}: the sampled batch has no importance weights; sample "
-                f"from an rk.PrioritizedCircularArraySARTTrajectory"
-            )
-        q, y = self._current_and_target(batch)
-        return (batch.weights * self._loss_fn(q, y, reduction="none")).mean()
-
     def _after_step(self, trajectory: Any, batch: TensorBatch) -> None:
         trajectory.update_priorities(batch.indices, self._last_target - self._last_q)
+
+
+_DOC = """:class:`~rlkit.DQNLearner` on a :class:`~rlkit.PrioritizedCircularArraySARTTrajectory`.
+
+Each sample's loss is scaled by its importance weight (``batch["weights"]``: the trajectory's
+``beta`` schedule), and after every gradient step the sampled transitions get new priorities
+``|y - Q(s, a)| + epsilon`` through ``trajectory.update_priorities``. Everything else (target
+network, double DQN, n-step, loss) is ``DQNLearner``'s and takes the same arguments.
+Running it with a trajectory that is not prioritized is an error when the run starts.
+
+Example:
+    >>> import torch, rlkit as rk
+    >>> from rlkit.approximators.neural import q_network
+    >>> env = rk.GymEnv("CartPole-v1", seed=0)
+    >>> approx = rk.NeuralNetworkApproximator(
+    ...     q_network(env.state_space, env.action_space, (32,), seed=0),
+    ...     lambda p: torch.optim.Adam(p, lr=1e-3))
+    >>> learner = rk.PrioritizedDQNLearner(
+    ...     approx, sampler=rk.BatchSampler(16, seed=0),
+    ...     controller=rk.InsertSampleRatioController(50, 1, 1),
+    ...     target=rk.TargetNetwork(approx, tau=0.01))
+    >>> trajectory = rk.PrioritizedCircularArraySARTTrajectory(
+    ...     500, env.state_space, env.action_space, alpha=0.6, beta=0.4, beta_steps=1000)
+    >>> agent = rk.Agent(rk.QBasedPolicy(learner, rk.EpsilonGreedyExplorer(0.1, seed=0)),
+    ...                  trajectory)
+    >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
+    >>> trajectory.n_sampled
+    50
+"""
+
+
+PrioritizedDQNLearner = build_policy(
+    "PrioritizedDQNLearner", loss_fn=prioritized_dqn_loss, base=PrioritizedDQNBase, doc=_DOC
+)
 
 
 def _not_prioritized(learner: PrioritizedDQNLearner, trajectory: Any) -> None:

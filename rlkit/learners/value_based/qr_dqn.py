@@ -1,7 +1,10 @@
 """``QRDQNLearner``: distributional DQN by quantile regression (Dabney et al. 2018).
 
-Its stage methods are those of every DQN-family learner, in ``dqn_common.py``: PreExperiment
-checks the network against the environment, PostAct calls ``learner.learn(trajectory)``.
+Written with ``rk.build_policy``: the loss is :func:`qr_dqn_loss`, a pure function (with
+:func:`quantile_huber_loss`); the class is built on :class:`QRDQNBase` (the constructor and
+options). Its PostAct method, below, takes the gradient steps the replay controller grants
+(``learner.learn``, the shared machinery of ``common.py``); PreExperiment (the network must fit
+the environment) is the family's.
 """
 
 from __future__ import annotations
@@ -12,39 +15,70 @@ import torch
 
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
 from ...core.checks import finite_float, positive_int
+from ...core.dispatch import update
+from ...core.interfaces import AbstractEnv, AbstractVectorEnv
+from ...core.stages import PostActStage
+from ...trajectories.circular import CircularArraySARTTrajectory
+from ..builder import build_policy
 from .common import TensorBatch, ValueBasedLearner, n_step_target
 
-__all__ = ["QRDQNLearner", "quantile_huber_loss"]
+__all__ = ["QRDQNLearner", "QRDQNBase", "qr_dqn_loss", "quantile_huber_loss"]
 
 
-class QRDQNLearner(ValueBasedLearner):
-    """QR-DQN: the network outputs ``n_quantiles`` quantiles of the return per action
-    (``n_quantiles * n_actions`` values, quantile-major: build it with
-    ``rlkit.approximators.neural.q_network(..., n_quantiles=N)``), trained with the quantile
-    Huber loss against ``r + (1 - terminal) * gamma**n * theta_target(s', a*)``, ``a*`` the action
-    of largest mean target quantile (of the online network with ``double=True``).
-
-    ``learner(env)`` returns the Q-values, the mean of the quantiles per action. Learning at
-    PostAct, the controller, sampler and target network work as in :class:`~rlkit.DQNLearner`.
-
-    Args:
-        approximator: a :class:`~rlkit.NeuralNetworkApproximator`.
-        n_quantiles: number of quantiles ``N`` (fractions ``(2i + 1) / 2N``).
-        sampler, controller, gamma, target, target_update_on, double: as for ``DQNLearner``.
-        kappa: Huber threshold of the quantile loss (``kappa > 0``).
+# ---- the loss ----
+def qr_dqn_loss(
+    policy: Any, model: Any, dist_class: None, batch: TensorBatch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """The quantile Huber loss (``policy.kappa``, ``policy.fractions``) between the predicted
+    quantiles of ``(s, a)`` and ``r + (1 - terminal) * gamma**n * theta_target(s', a*)``, ``a*``
+    the action of largest mean target quantile (of the online network when ``policy.double``).
+    ``info`` holds the quantiles' means (``q``, ``target``), detached.
 
     Example:
-        >>> import torch, rlkit as rk
-        >>> from rlkit.approximators.neural import q_network
-        >>> env = rk.GymEnv("CartPole-v1", seed=0)
-        >>> net = q_network(env.state_space, env.action_space, (32,), n_quantiles=10, seed=0)
-        >>> approx = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.Adam(p, lr=1e-3))
-        >>> learner = rk.QRDQNLearner(approx, n_quantiles=10,
-        ...                           sampler=rk.BatchSampler(16, seed=0),
-        ...                           controller=rk.InsertSampleRatioController(50, 1, 1))
-        >>> env.reset(); learner(env).shape
-        (2,)
+        >>> import torch
+        >>> from types import SimpleNamespace
+        >>> from rlkit.learners.value_based.common import TensorBatch
+        >>> net = torch.nn.Linear(1, 2, bias=False)  # 2 quantiles x 1 action
+        >>> with torch.no_grad():
+        ...     _ = net.weight.copy_(torch.tensor([[0.0], [2.0]]))
+        >>> policy = SimpleNamespace(n_quantiles=2, kappa=1.0, double=False,
+        ...                          fractions=torch.tensor([0.25, 0.75]),
+        ...                          target=SimpleNamespace(model=net))
+        >>> batch = TensorBatch(state=torch.ones(1, 1), action=torch.tensor([0]),
+        ...                     reward=torch.tensor([1.0]), terminal=torch.tensor([1.0]),
+        ...                     next_state=torch.ones(1, 1), discount=0.9,
+        ...                     weights=None, indices=None)
+        >>> loss, info = qr_dqn_loss(policy, net, None, batch)  # quantiles 0, 2; targets 1, 1
+        >>> # each (quantile, target) pair: |tau - 1{delta < 0}| * huber(1) = 0.25 * 0.5
+        >>> loss.item(), info["q"].tolist(), info["target"].tolist()
+        (0.25, [1.0], [1.0])
     """
+    quantiles = _quantiles(policy, model(batch.state))  # (B, N, A)
+    size = (quantiles.shape[0], policy.n_quantiles, 1)
+    current = quantiles.gather(2, batch.action.view(-1, 1, 1).expand(size)).squeeze(2)
+    with torch.no_grad():
+        next_quantiles = _quantiles(policy, policy.target.model(batch.next_state))
+        chooser = _quantiles(policy, model(batch.next_state)) if policy.double else next_quantiles
+        best = chooser.mean(dim=1).argmax(dim=1)
+        next_value = next_quantiles.gather(2, best.view(-1, 1, 1).expand(size)).squeeze(2)
+        discount = batch.discount
+        if isinstance(discount, torch.Tensor):
+            discount = discount.unsqueeze(1)
+        target = n_step_target(
+            batch.reward.unsqueeze(1), batch.terminal.unsqueeze(1), discount, next_value
+        )
+    loss = quantile_huber_loss(current, target, policy.fractions, policy.kappa)
+    return loss, {"q": current.detach().mean(1), "target": target.mean(1)}
+
+
+def _quantiles(policy: Any, outputs: torch.Tensor) -> torch.Tensor:
+    """``(..., n_quantiles, n_actions)`` from the flat network outputs."""
+    return outputs.unflatten(-1, (policy.n_quantiles, -1))
+
+
+# ---- the learner ----
+class QRDQNBase(ValueBasedLearner):
+    """The constructor and options of :class:`QRDQNLearner`."""
 
     default_target_sync = 1000
 
@@ -85,34 +119,67 @@ class QRDQNLearner(ValueBasedLearner):
             f"gamma={self.gamma}, target={self.target!r})"
         )
 
-    def _quantiles(self, outputs: torch.Tensor) -> torch.Tensor:
-        """``(..., n_quantiles, n_actions)`` from the flat network outputs."""
-        return outputs.unflatten(-1, (self.n_quantiles, -1))
-
     def _q_values(self, outputs: torch.Tensor) -> torch.Tensor:
-        return self._quantiles(outputs).mean(dim=-2)
-
-    def _loss(self, batch: TensorBatch) -> torch.Tensor:
-        quantiles = self._quantiles(self.model(batch.state))  # (B, N, A)
-        size = (quantiles.shape[0], self.n_quantiles, 1)
-        current = quantiles.gather(2, batch.action.view(-1, 1, 1).expand(size)).squeeze(2)
-        with torch.no_grad():
-            next_quantiles = self._quantiles(self.target.model(batch.next_state))
-            chooser = (
-                self._quantiles(self.model(batch.next_state)) if self.double else (next_quantiles)
-            )
-            best = chooser.mean(dim=1).argmax(dim=1)
-            next_value = next_quantiles.gather(2, best.view(-1, 1, 1).expand(size)).squeeze(2)
-            discount = batch.discount
-            if isinstance(discount, torch.Tensor):
-                discount = discount.unsqueeze(1)
-            target = n_step_target(
-                batch.reward.unsqueeze(1), batch.terminal.unsqueeze(1), discount, next_value
-            )
-        self._last_q, self._last_target = current.detach().mean(1), target.mean(1)
-        return quantile_huber_loss(current, target, self.fractions, self.kappa)
+        return _quantiles(self, outputs).mean(dim=-2)
 
 
+_DOC = """QR-DQN: the network outputs ``n_quantiles`` quantiles of the return per action
+(``n_quantiles * n_actions`` values, quantile-major: build it with
+``rlkit.approximators.neural.q_network(..., n_quantiles=N)``), trained with the quantile
+Huber loss against ``r + (1 - terminal) * gamma**n * theta_target(s', a*)``, ``a*`` the action
+of largest mean target quantile (of the online network with ``double=True``).
+
+``learner(env)`` returns the Q-values, the mean of the quantiles per action. Learning at
+PostAct, the controller, sampler and target network work as in :class:`~rlkit.DQNLearner`.
+
+Args:
+    approximator: a :class:`~rlkit.NeuralNetworkApproximator`.
+    n_quantiles: number of quantiles ``N`` (fractions ``(2i + 1) / 2N``).
+    sampler, controller, gamma, target, target_update_on, double: as for ``DQNLearner``.
+    kappa: Huber threshold of the quantile loss (``kappa > 0``).
+
+Example:
+    >>> import torch, rlkit as rk
+    >>> from rlkit.approximators.neural import q_network
+    >>> env = rk.GymEnv("CartPole-v1", seed=0)
+    >>> net = q_network(env.state_space, env.action_space, (32,), n_quantiles=10, seed=0)
+    >>> approx = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.Adam(p, lr=1e-3))
+    >>> learner = rk.QRDQNLearner(approx, n_quantiles=10,
+    ...                           sampler=rk.BatchSampler(16, seed=0),
+    ...                           controller=rk.InsertSampleRatioController(50, 1, 1))
+    >>> env.reset(); learner(env).shape
+    (2,)
+"""
+
+
+QRDQNLearner = build_policy("QRDQNLearner", loss_fn=qr_dqn_loss, base=QRDQNBase, doc=_DOC)
+
+
+# ---- PostAct: the gradient steps the replay controller grants (target update first) ----
+@update.dispatch
+def _(
+    learner: QRDQNLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractEnv,
+    stage: PostActStage,
+    /,
+):
+    learner.learn(trajectory)
+
+
+# ---- PostAct with a vector env: one transition per sub-env was recorded ----
+@update.dispatch
+def _(
+    learner: QRDQNLearner,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractVectorEnv,
+    stage: PostActStage,
+    /,
+):
+    learner.learn_batch(trajectory, env.n_envs)
+
+
+# ---- the quantile Huber loss ----
 def quantile_huber_loss(
     current: torch.Tensor, target: torch.Tensor, fractions: torch.Tensor, kappa: float = 1.0
 ) -> torch.Tensor:
