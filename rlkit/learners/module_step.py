@@ -46,13 +46,7 @@ from ..optimizers import OptimizerModule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, flatten, fn_name
 
-__all__ = ["learn_with_module", "trains_with_module", "reseed_modules"]
-
-
-def trains_with_module(policy: Any) -> bool:
-    """Whether the policy's optimizer is an ``rk.optimizers`` module (then it learns with
-    :func:`learn_with_module`)."""
-    return isinstance(policy.optimizer, OptimizerModule)
+__all__ = ["learn_with_module", "reseed_modules"]
 
 
 def reseed_modules(module: OptimizerModule, rng: np.random.Generator) -> None:
