@@ -52,7 +52,7 @@ from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage, PostActStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
-from ..optimizers.base import OptimizerModule, clear_grads, clip_grad_norm
+from ..optimizers.base import OptimizerModule, clear_grads, clip_grad_norm, total_norm
 from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
@@ -161,7 +161,7 @@ class GradientStep:
             norm = clip_grad_norm(params, self.max_grad_norm)
         else:
             grads = [p.grad for p in params if p.grad is not None]
-            norm = float(torch.nn.utils.get_total_norm(grads)) if grads else math.nan
+            norm = float(total_norm(grads)) if grads else math.nan
         optimizer.step()
         return StepResult(float(loss.detach()), norm)
 

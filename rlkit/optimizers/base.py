@@ -294,6 +294,12 @@ def clear_grads(params: Sequence[torch.Tensor]) -> None:
         p.grad = None
 
 
+def total_norm(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The global Euclidean norm of a non-empty list of tensors on one device, as a 0-d tensor
+    (``torch.nn.utils.get_total_norm``'s arithmetic in two calls, whatever their number)."""
+    return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(list(tensors))))
+
+
 def clip_grad_norm(params: Sequence[torch.Tensor], max_norm: float) -> float:
     """Scale the gradients in place so their global norm is at most ``max_norm``; the norm
     before. The arithmetic of ``torch.nn.utils.clip_grad_norm_`` (same results) for parameters
@@ -307,7 +313,7 @@ def clip_grad_norm(params: Sequence[torch.Tensor], max_norm: float) -> float:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
-    total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    total = total_norm(grads)
     clip_coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
     torch._foreach_mul_(grads, clip_coef)
     return float(total)

@@ -18,9 +18,15 @@ from .base import (
     clip_grad_norm,
     dot,
     evaluate_loss,
+    total_norm,
 )
 
-__all__ = ["GradientDescent", "torch_optimizer_class", "torch_optimizer_names"]
+__all__ = [
+    "GradientDescent",
+    "make_torch_optimizer",
+    "torch_optimizer_class",
+    "torch_optimizer_names",
+]
 
 
 def _torch_optimizers() -> dict[str, type]:
@@ -53,7 +59,7 @@ def torch_optimizer_class(owner: str, value: Any) -> type:
     )
 
 
-def _torch_optimizer(
+def make_torch_optimizer(
     cls: type, params: list[torch.Tensor], kwargs: dict[str, Any]
 ) -> torch.optim.Optimizer:
     """``cls(params, **kwargs)``; ``fused=True`` is dropped where this torch or device has no
@@ -64,13 +70,6 @@ def _torch_optimizer(
         if not kwargs.get("fused"):
             raise
         return cls(params, **{k: v for k, v in kwargs.items() if k != "fused"})
-
-
-def _total_norm(grads: list[torch.Tensor]) -> float:
-    """The global norm of the gradients (two torch calls, whatever their number)."""
-    if not grads:
-        return 0.0
-    return float(torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))))
 
 
 class GradientDescent(OptimizerModule):
@@ -132,7 +131,7 @@ class GradientDescent(OptimizerModule):
     def _build(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
         ids = tuple(id(p) for p in params)
         if self.optimizer is None:
-            self.optimizer = _torch_optimizer(self.torch_optimizer_cls, params, self.kwargs)
+            self.optimizer = make_torch_optimizer(self.torch_optimizer_cls, params, self.kwargs)
             self._param_ids = ids
             self._before = [torch.empty_like(p) for p in params]
             if self._pending_state is not None:
@@ -159,7 +158,7 @@ class GradientDescent(OptimizerModule):
                 grad_norms.append(clip_grad_norm(params, self.max_grad_norm))
             else:
                 grads = [p.grad for p in params if p.grad is not None]
-                grad_norms.append(_total_norm(grads))
+                grad_norms.append(float(total_norm(grads)) if grads else 0.0)
             losses.append(float(loss.detach()))
             return loss
 

@@ -31,6 +31,7 @@ import torch
 
 from ...core.dispatch import update
 from ...core.stages import PostActStage
+from ...optimizers.gradient import make_torch_optimizer
 from ...policies.stochastic import AnyEnv
 from ...trajectories.rollout import RolloutTrajectory
 from ..builder import GradientStep, build_policy, learn
@@ -104,11 +105,7 @@ _DIAGNOSTICS = ("policy_loss", "value_loss", "entropy_loss", "approx_kl", "clip_
 def fused_adam(params, **kwargs) -> torch.optim.Adam:
     """``torch.optim.Adam`` fused into one kernel per step where torch supports it (the same
     algorithm, about twice as fast for small networks)."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, fused=True, **kwargs)
-    except (RuntimeError, TypeError, ValueError):  # an older torch or an unsupported device
-        return torch.optim.Adam(params, **kwargs)
+    return make_torch_optimizer(torch.optim.Adam, list(params), {"fused": True, **kwargs})
 
 
 def adam_optimizer(config):
