@@ -80,16 +80,25 @@ def _masked_logits(logits: torch.Tensor, mask: Any) -> torch.Tensor:
         return logits
     mask = torch.as_tensor(mask, dtype=torch.bool, device=logits.device)
     if mask.shape != logits.shape[-mask.dim() :] and mask.shape != logits.shape:
-        raise ValueError(f"Categorical: mask shape {tuple(mask.shape)} does not match logits "
-                         f"{tuple(logits.shape)}")
+        raise ValueError(
+            f"Categorical: mask shape {tuple(mask.shape)} does not match logits "
+            f"{tuple(logits.shape)}"
+        )
     if not bool(mask.any(dim=-1).all()):
         raise ValueError("Categorical: a legal-action mask allows no action in some state")
     return logits.masked_fill(~mask, torch.finfo(logits.dtype).min)
 
 
+def _drawn_on(generator: torch.Generator | None, like: torch.Tensor) -> torch.device:
+    """Where random numbers are drawn: on the generator's device (the policies keep theirs on
+    the CPU, so a seed gives the same draws whatever device the model is on)."""
+    return like.device if generator is None else generator.device
+
+
 def _categorical_sample(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-    flat = probs.reshape(-1, probs.shape[-1])
-    return torch.multinomial(flat, 1, generator=generator).reshape(probs.shape[:-1])
+    flat = probs.reshape(-1, probs.shape[-1]).to(_drawn_on(generator, probs))
+    draws = torch.multinomial(flat, 1, generator=generator)
+    return draws.to(probs.device).reshape(probs.shape[:-1])
 
 
 class Categorical(ActionDistribution):
@@ -208,7 +217,8 @@ class Bernoulli(ActionDistribution):
 
     def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
         p = torch.sigmoid(self.logits)
-        return (torch.rand(p.shape, generator=generator, dtype=p.dtype) < p).to(torch.int64)
+        u = torch.rand(p.shape, generator=generator, dtype=p.dtype, device=_drawn_on(generator, p))
+        return (u.to(p.device) < p).to(torch.int64)
 
     def mode(self) -> torch.Tensor:
         return (self.logits > 0).to(torch.int64)
@@ -261,8 +271,11 @@ class DiagGaussian(ActionDistribution):
         return self._event_sum(0.5 * (var_ratio + t - 1) - (self.log_std - other.log_std))
 
     def sample(self, generator: torch.Generator | None = None) -> torch.Tensor:
-        noise = torch.randn(self.mean.shape, generator=generator, dtype=self.mean.dtype)
-        return self.mean + noise * torch.exp(self.log_std)
+        where = _drawn_on(generator, self.mean)
+        noise = torch.randn(
+            self.mean.shape, generator=generator, dtype=self.mean.dtype, device=where
+        )
+        return self.mean + noise.to(self.mean.device) * torch.exp(self.log_std)
 
     def mode(self) -> torch.Tensor:
         return self.mean

@@ -153,7 +153,9 @@ class TD3Base(OffPolicyActorCritic):
         if self.noise is None:
             return actions
         noise = self.noise(actions.shape[0], self.n_actions)
-        return (actions + torch.as_tensor(noise, dtype=actions.dtype)).clamp(-1.0, 1.0)
+        return (actions + torch.as_tensor(noise, dtype=actions.dtype, device=actions.device)).clamp(
+            -1.0, 1.0
+        )
 
 
 TD3 = build_policy(

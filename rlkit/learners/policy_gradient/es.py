@@ -35,6 +35,7 @@ from ...core.dispatch import update
 from ...core.interfaces import AbstractEnv
 from ...core.stages import PostActStage, PostEpisodeStage
 from ...optimizers import Evolutionary, make
+from ...policies.stochastic import is_vector_env
 from ...trajectories.rollout import RolloutTrajectory
 from ..builder import Batch, BuiltPolicy, build_policy
 from .models import actor_critic_model
@@ -62,12 +63,12 @@ def play_episode(policy: BuiltPolicy, env: gym.Env, seed: int) -> tuple[float, i
     total, steps = 0.0, 0
     while True:
         with torch.no_grad():
-            inputs = policy.model(torch.as_tensor(np.asarray(obs), dtype=torch.float32)[None])
+            inputs = policy.model(policy.observation_tensor(obs)[None])
             action = policy.dist_class.from_inputs(inputs, policy.action_space).mode()[0]
+        action = action.cpu().numpy()
         if box:
-            action = np.clip(action.numpy(), policy.action_space.low, policy.action_space.high)
+            action = np.clip(action, policy.action_space.low, policy.action_space.high)
         else:
-            action = action.numpy()
             action = action.item() if action.ndim == 0 else action
         obs, reward, terminated, truncated, _ = env.step(action)
         total += float(reward)
@@ -110,6 +111,12 @@ class ES(_ES):
     """The ES policy (see the module docstring): acts by the mode of its distribution."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        env = args[0] if args else kwargs.get("env")
+        if is_vector_env(env):
+            raise ValueError(
+                f"ES: runs on one environment (its generations follow the run's episodes), got "
+                f"{type(env).__name__} of {env.n_envs} envs; give it an rk.GymEnv"
+            )
         super().__init__(*args, **kwargs)  # reseeds the Evolutionary module from the seed
         self.fitness_env: gym.Env | None = None
         self.fitness_steps = 0

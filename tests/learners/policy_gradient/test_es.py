@@ -64,3 +64,10 @@ def test_es_bad_settings():
         _agent(num_samples=0)
     with pytest.raises(ValueError, match="Evolutionary: learning_rate must be a positive"):
         _agent(lr=-1.0)
+
+
+def test_es_refuses_a_vector_env_naming_it():
+    env = rk.VectorGymEnv("CartPole-v1", 2, seed=0)
+    with pytest.raises(ValueError, match="ES: runs on one environment .* VectorGymEnv of 2 envs"):
+        rk.ES.agent(env, seed=0)
+    env.close()

@@ -1,0 +1,61 @@
+"""The deep recipes and learners on a CUDA device (skipped where there is none): they train
+with every parameter on the GPU, while the policies' generators stay on the CPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import rlkit as rk
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+SHORT = {
+    "PPO_CartPole": {"total_steps": 2048},
+    "PPO_Pendulum": {"total_steps": 4096},
+    "A2C_CartPole": {"total_steps": 400},
+    "VPG_CartPole": {"total_steps": 2048},
+    "SAC_Pendulum": {"total_steps": 300, "learning_starts": 100},
+    "TD3_Pendulum": {"total_steps": 300, "learning_starts": 100},
+    "DDPG_Pendulum": {"total_steps": 300, "learning_starts": 100},
+}
+
+
+def _model(policy):
+    return getattr(policy, "model", None) or policy.learner.model
+
+
+@pytest.mark.parametrize("name", sorted(SHORT))
+def test_recipe_trains_on_cuda(name):
+    exp = rk.make_experiment(name, seed=0, device="cuda", **SHORT[name])
+    before = [p.detach().clone() for p in _model(exp.policy.policy).parameters()]
+    rk.run(exp)
+    after = list(_model(exp.policy.policy).parameters())
+    assert all(p.is_cuda for p in after)
+    assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    exp.env.close()
+
+
+def test_es_plays_its_fitness_episodes_on_cuda():
+    env = rk.GymEnv("CartPole-v1", seed=0)
+    agent = rk.ES.agent(env, seed=0, device="cuda", num_samples=2)
+    rk.run(agent, env, rk.StopAfterNEpisodes(2))
+    assert agent.policy.updates == 2 and rk.statistics(agent.policy)["fitness_steps"] > 0
+
+
+@pytest.mark.parametrize("dist", ["categorical", "gaussian", "bernoulli"])
+def test_a_cpu_generator_draws_the_same_samples_for_cuda_distributions(dist):
+    from rlkit.policies.distributions import Bernoulli, Categorical, DiagGaussian
+
+    inputs = torch.randn(5, 4, generator=torch.Generator().manual_seed(1))
+    make = {
+        "categorical": Categorical,
+        "gaussian": lambda x: DiagGaussian(x[:, :2], x[:, 2:]),
+        "bernoulli": Bernoulli,
+    }[dist]
+    draws = [
+        make(inputs.to(device)).sample(torch.Generator().manual_seed(7))
+        for device in ("cpu", "cuda")
+    ]
+    assert draws[1].is_cuda
+    torch.testing.assert_close(draws[1].cpu(), draws[0])
