@@ -10,6 +10,8 @@ import torch
 
 __all__ = ["Batch", "flatten", "fn_name"]
 
+_OBSERVATIONS = ("state", "final_state")
+
 
 class Batch(dict):
     """A dict of traces; a missing key raises a ``KeyError`` that names it and the keys there
@@ -25,13 +27,15 @@ class Batch(dict):
 
 
 def flatten(batch: Batch, device: torch.device) -> Batch:
-    """(n_steps, n_envs, ...) numpy traces -> (n_steps * n_envs, ...) tensors."""
+    """(n_steps, n_envs, ...) numpy traces -> (n_steps * n_envs, ...) tensors (floats as
+    ``float32``; the observations ``state`` and ``final_state`` always)."""
     flat = Batch()
     flat.owner = batch.owner
     for key, value in batch.items():
         array = np.asarray(value)
         array = array.reshape(-1, *array.shape[2:]) if array.ndim >= 2 else array
-        dtype = torch.float32 if array.dtype.kind == "f" else None
+        # observations are floats, as when acting (integer Box observations, e.g. images)
+        dtype = torch.float32 if array.dtype.kind == "f" or key in _OBSERVATIONS else None
         flat[key] = torch.as_tensor(array, dtype=dtype, device=device)
     return flat
 

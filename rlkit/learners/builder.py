@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..approximators.neural import resolve_device
 from ..core.checks import check_callable, optional_positive_int, positive_int
 from ..core.dispatch import PlanStep, statistics, update, where
 from ..core.schedules import Schedule
@@ -58,6 +59,7 @@ from ..policies.distributions import distribution_for
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, flatten, fn_name
+from .hyperparameters import check_hyperparameters, check_minibatches
 from .module_step import learn_with_module, reseed_modules
 
 __all__ = [
@@ -189,6 +191,11 @@ def spaces_and_config(
     and ``policy.config``, its class's defaults updated with ``config`` (unknown names are
     refused, listing the known ones)."""
     owner = type(policy).name
+    if env is not None and not hasattr(env, "state_space"):
+        raise TypeError(
+            f"{owner}: env must be an rlkit environment (rk.GymEnv or rk.VectorGymEnv), got "
+            f"{type(env).__name__}: {env!r}; wrap it, e.g. rk.GymEnv('CartPole-v1', seed=0)"
+        )
     if env is not None:
         state_space = env.state_space if state_space is None else state_space
         action_space = env.action_space if action_space is None else action_space
@@ -241,6 +248,9 @@ class BuiltPolicy(StochasticPolicy):
         positive_int(cls_name, "n_steps", self.config["n_steps"])
         positive_int(cls_name, "n_epochs", self.config["n_epochs"])
         optional_positive_int(cls_name, "batch_size", self.config["batch_size"])
+        check_hyperparameters(cls_name, self.config)
+        check_minibatches(cls_name, self.config, _n_envs(env))
+        device = resolve_device(device, cls_name)
         dist_class = distribution_for(action_space)
         model_seed, sample_seed, shuffle_seed = spawn_seeds(seed, 3)
         model = type(self).model_fn(state_space, action_space, dist_class, self.config, model_seed)
@@ -336,6 +346,14 @@ class BuiltPolicy(StochasticPolicy):
         self.transitions = state_count(owner, state, "transitions")
         self.updates = state_count(owner, state, "updates")
         self.gradient_steps = state_count(owner, state, "gradient_steps")
+
+
+def _n_envs(env: Any) -> int | None:
+    """The number of environments a policy constructed with ``env`` will act in (None: none
+    given)."""
+    if env is None:
+        return None
+    return env.n_envs if is_vector_env(env) else 1
 
 
 def _nothing() -> None:

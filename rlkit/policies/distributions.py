@@ -347,8 +347,18 @@ def distribution_for(action_space: Any) -> type[ActionDistribution]:
     if isinstance(action_space, gym.spaces.Box):
         return DiagGaussian
     if isinstance(action_space, gym.spaces.MultiDiscrete):
+        if any(action_space.start.flat) or action_space.nvec.ndim != 1:
+            raise TypeError(
+                f"distribution_for: MultiDiscrete spaces must be one-dimensional and start at 0, "
+                f"got {action_space!r}; wrap the env to shift or flatten its actions"
+            )
         return MultiCategorical
     if isinstance(action_space, gym.spaces.MultiBinary):
+        if len(action_space.shape) != 1:
+            raise TypeError(
+                f"distribution_for: MultiBinary spaces must be one-dimensional, got "
+                f"{action_space!r}; wrap the env to flatten its actions"
+            )
         return Bernoulli
     raise TypeError(
         f"distribution_for: no action distribution supports the action space {action_space!r}; "

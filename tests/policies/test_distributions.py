@@ -129,3 +129,16 @@ def test_distribution_for_spaces():
         distribution_for(gym.spaces.Dict({"a": gym.spaces.Discrete(2)}))
     with pytest.raises(TypeError, match="start at 0"):
         distribution_for(gym.spaces.Discrete(3, start=1))
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        gym.spaces.MultiDiscrete([3, 2], start=[1, 0]),  # acted 0-based: outside the space
+        gym.spaces.MultiDiscrete([[3, 2], [2, 2]]),  # acted flat: the wrong shape
+        gym.spaces.MultiBinary([2, 2]),
+    ],
+)
+def test_spaces_whose_actions_would_be_wrong_are_refused(space):
+    with pytest.raises(TypeError, match="distribution_for: Multi.* must be one-dimensional"):
+        distribution_for(space)

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ...approximators.neural import resolve_device
 from ...core.checks import check_gamma, finite_float, non_negative_int, positive_int
 from ...core.dispatch import PlanStep, greedy, statistics, where
 from ...core.interfaces import AbstractPolicy
@@ -57,6 +58,7 @@ from ...policies.agent import Agent
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, BuiltPolicy, spaces_and_config
+from ..hyperparameters import hidden_sizes
 
 __all__ = [
     "OffPolicyActorCritic",
@@ -226,6 +228,7 @@ class OffPolicyActorCritic(BuiltPolicy):
         state_space, action_space = spaces_and_config(self, env, state_space, action_space, config)
         check_continuous_space(owner, action_space)
         self._check_config(owner)
+        device = resolve_device(device, owner)
         model_seed, act_seed, train_seed, rng_seed, noise_seed = spawn_seeds(seed, 5)
         model = type(self).model_fn(state_space, action_space, None, self.config, model_seed)
         if not isinstance(model, ActorCriticModel):
@@ -278,6 +281,7 @@ class OffPolicyActorCritic(BuiltPolicy):
         positive_int(owner, "train_freq", c["train_freq"])
         positive_int(owner, "gradient_steps", c["gradient_steps"])
         finite_float(owner, "lr", c["lr"], low=0, low_open=True)
+        hidden_sizes(owner, c["hidden"])
 
     def _make_optimizers(self, owner: str) -> dict[str, Any]:
         losses = type(self).loss_fn

@@ -42,6 +42,8 @@ from ...core.stages import PostActStage
 from ...policies.stochastic import AnyEnv
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, build_policy
+from ..hyperparameters import hidden_sizes
+from ..policy_gradient.models import observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
@@ -172,9 +174,9 @@ def actor_loss(policy, model, dist_class, batch):
 def sac_model(state_space, action_space, dist_class, config, seed):
     """Gaussian actor, ``n_critics`` critics and their target; ``log_ent_coef`` if learned."""
     generator = torch_generator(seed)
-    n_obs = int(np.prod(state_space.shape))
+    n_obs = observation_size("sac_model", state_space)
     n_actions = int(np.prod(action_space.shape))
-    hidden = tuple(config["hidden"])
+    hidden = hidden_sizes("sac_model", config["hidden"])
     learned, init = parse_ent_coef("SAC", config["ent_coef"])
     return ActorCriticModel(
         GaussianActor(n_obs, n_actions, hidden, generator),

@@ -36,6 +36,8 @@ from ...core.stages import PostActStage
 from ...policies.stochastic import AnyEnv
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, build_policy
+from ..hyperparameters import hidden_sizes
+from ..policy_gradient.models import observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
@@ -110,9 +112,9 @@ def actor_loss(policy, model, dist_class, batch):
 def td3_model(state_space, action_space, dist_class, config, seed):
     """Deterministic actor, ``n_critics`` critics, and targets of both."""
     generator = torch_generator(seed)
-    n_obs = int(np.prod(state_space.shape))
+    n_obs = observation_size("td3_model", state_space)
     n_actions = int(np.prod(action_space.shape))
-    hidden = tuple(config["hidden"])
+    hidden = hidden_sizes("td3_model", config["hidden"])
     return ActorCriticModel(
         DeterministicActor(n_obs, n_actions, hidden, generator),
         ContinuousCritic(

@@ -26,8 +26,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...policies.distributions import DiagGaussian
+from ..hyperparameters import hidden_sizes
 
-__all__ = ["ActorCritic", "actor_critic_model"]
+__all__ = ["ActorCritic", "actor_critic_model", "observation_size"]
 
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -103,6 +104,25 @@ class ActorCritic(nn.Module):
         return self._mlp_forward("vf", obs.flatten(1)).squeeze(-1)
 
 
+def observation_size(owner: str, space: Any) -> int:
+    """The input size of an MLP on observations of ``space``: a ``Box`` (of any shape, flattened;
+    integer dtypes such as images are fed as floats). Other spaces are refused naming
+    gymnasium's ``FlattenObservation`` wrapper, which makes a ``Box`` of them (``Discrete`` one-hot,
+    ``Dict`` and ``Tuple`` concatenated).
+
+    Example:
+        >>> observation_size("PPO", gym.spaces.Box(0, 255, (8, 8, 3)))
+        192
+    """
+    if not isinstance(space, gym.spaces.Box):
+        raise TypeError(
+            f"{owner}: the observation space must be a Box, got {space}; wrap the env with "
+            f"gymnasium.wrappers.FlattenObservation (Discrete becomes one-hot, Dict and Tuple "
+            f"are concatenated), e.g. rk.GymEnv(FlattenObservation(gymnasium.make(id)))"
+        )
+    return int(np.prod(space.shape))
+
+
 def actor_critic_model(
     state_space: Any, action_space: Any, dist_class: type, config: dict, seed: Any
 ) -> ActorCritic:
@@ -111,14 +131,20 @@ def actor_critic_model(
     ``log_std_init`` (0.0)."""
     if isinstance(seed, np.random.SeedSequence):
         seed = int(seed.generate_state(1, dtype=np.uint32)[0] >> 1)
-    n_obs = int(np.prod(state_space.shape))
+    n_obs = observation_size("actor_critic_model", state_space)
+    activation = config.get("activation", "tanh")
+    if activation not in _ACTIVATIONS:
+        raise ValueError(
+            f"actor_critic_model: activation must be one of {sorted(_ACTIVATIONS)}, got "
+            f"{activation!r}"
+        )
     gaussian = issubclass(dist_class, DiagGaussian)
     n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
     return ActorCritic(
         n_obs,
         dist_class.n_inputs(action_space),
-        config.get("hidden", (64, 64)),
-        activation=config.get("activation", "tanh"),
+        hidden_sizes("actor_critic_model", config.get("hidden", (64, 64))),
+        activation=activation,
         gaussian_actions=n_actions if gaussian else 0,
         log_std_init=config.get("log_std_init", 0.0),
         seed=seed,

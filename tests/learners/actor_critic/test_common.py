@@ -116,3 +116,17 @@ def _batch_of(policy, replay):
     batch["pi_noise"] = torch.zeros_like(batch["action"])
     batch["ent_coef"] = torch.tensor(0.1)
     return batch
+
+
+@pytest.mark.parametrize("cls", [rk.SAC, rk.TD3, rk.DDPG])
+def test_bad_hidden_device_and_observation_space_are_refused(cls):
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    with pytest.raises(ValueError, match=rf"{cls.name}: hidden must be .*got \(0,\)"):
+        cls(env, hidden=(0,))
+    with pytest.raises(TypeError, match=rf"{cls.name}: hidden must be .*got 64"):
+        cls(env, hidden=64)
+    with pytest.raises(ValueError, match=f"{cls.name}: device must be .*got 'gpu'"):
+        cls(env, device="gpu")
+    box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    with pytest.raises(TypeError, match="observation space must be a Box.*FlattenObservation"):
+        cls(state_space=gym.spaces.Dict({"a": box}), action_space=box)

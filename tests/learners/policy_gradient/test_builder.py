@@ -182,3 +182,17 @@ def test_target_kl_stops_epochs_early():
     rk.run(agent, env, rk.StopAfterNSteps(64))
     assert agent.policy.gradient_steps < 50 * 4
     assert "early_stop_epoch" in agent.policy.stats
+
+
+@pytest.mark.parametrize("env", ["CartPole-v1", gym.make("CartPole-v1")])
+def test_an_env_that_is_not_an_rlkit_env_is_refused_naming_the_wrapper(env):
+    with pytest.raises(TypeError, match=r"PPO: env must be an rlkit environment .*rk\.GymEnv"):
+        rk.PPO.agent(env)
+
+
+def test_a_bad_or_unavailable_device_is_refused_at_construction():
+    with pytest.raises(ValueError, match="PPO: device must be 'cpu', 'cuda'.*got 'gpu'"):
+        rk.PPO(cartpole(), device="gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="A2C: device 'cuda' was requested but"):
+            rk.A2C(cartpole(), device="cuda")

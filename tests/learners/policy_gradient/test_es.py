@@ -62,7 +62,7 @@ def test_es_takes_an_optimizer_spec():
 def test_es_bad_settings():
     with pytest.raises(ValueError, match="Evolutionary: num_samples must be a positive integer"):
         _agent(num_samples=0)
-    with pytest.raises(ValueError, match="Evolutionary: learning_rate must be a positive"):
+    with pytest.raises(ValueError, match="ES: lr must be a positive finite number, got -1.0"):
         _agent(lr=-1.0)
 
 

@@ -86,7 +86,7 @@ def test_policy_optimizer_may_be_any_module_spec():
 
 
 def test_trpo_bad_settings():
-    with pytest.raises(ValueError, match="NaturalGradient: max_kl must be a positive"):
+    with pytest.raises(ValueError, match="TRPO: target_kl must be a positive finite number"):
         _agent(target_kl=0.0)
     with pytest.raises(ValueError, match="NaturalGradient: cg_iterations must be a positive"):
         _agent(cg_max_steps=0)

@@ -1,0 +1,62 @@
+"""The policy-gradient learners' network (rlkit/learners/policy_gradient/models.py)."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.wrappers import FlattenObservation
+
+import rlkit as rk
+from rlkit.learners.policy_gradient.models import observation_size
+
+_BOX = gym.spaces.Box(-1, 1, (3,), np.float32)
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        gym.spaces.Discrete(5),
+        gym.spaces.MultiDiscrete([3, 4]),
+        gym.spaces.Dict({"a": _BOX}),
+        gym.spaces.Tuple((_BOX, _BOX)),
+    ],
+)
+def test_observation_spaces_other_than_box_are_refused_naming_the_wrapper(space):
+    with pytest.raises(TypeError, match="observation space must be a Box.*FlattenObservation"):
+        rk.PPO(state_space=space, action_space=gym.spaces.Discrete(2))
+
+
+def test_a_flattened_discrete_observation_is_one_hot_and_learns():
+    env = rk.GymEnv(FlattenObservation(gym.make("FrozenLake-v1")), seed=0)
+    agent = rk.A2C.agent(env, seed=0)
+    rk.run(agent, env, rk.StopAfterNSteps(10))
+    assert observation_size("A2C", env.state_space) == 16
+    assert agent.policy.updates == 2
+
+
+def test_an_unknown_activation_is_refused():
+    with pytest.raises(ValueError, match=r"activation must be one of \[.*'tanh'\], got 'gelu'"):
+        rk.PPO(rk.GymEnv("CartPole-v1", seed=0), activation="gelu")
+
+
+class _ImageEnv(gym.Env):
+    """uint8 image observations, like an Atari frame (without its size)."""
+
+    observation_space = gym.spaces.Box(0, 255, (6, 6, 3), np.uint8)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), float(action), False, False, {}
+
+
+def test_integer_image_observations_are_flattened_and_learned_from_as_floats():
+    env = rk.GymEnv(_ImageEnv(), seed=0)
+    agent = rk.PPO.agent(env, seed=0, n_steps=8, batch_size=4, n_epochs=2)
+    rk.run(agent, env, rk.StopAfterNSteps(16))  # failed: "mat1 and mat2 ... Byte and Float"
+    assert agent.policy.updates == 2
+    assert np.isfinite(rk.statistics(agent.policy)["loss"])
