@@ -72,6 +72,7 @@ __all__ = [
     "FUNCTION_NAMES",
     "with_updates",
     "describe_step",
+    "check_algorithm",
 ]
 
 FUNCTION_NAMES = (
@@ -325,6 +326,7 @@ class BuiltPolicy(StochasticPolicy):
     def state_dict(self) -> dict[str, Any]:
         return {
             **super().state_dict(),
+            "algorithm": type(self).name,
             "optimizer": self.optimizer.state_dict(),
             "schedules": {
                 k: v.state_dict() for k, v in self.config.items() if isinstance(v, Schedule)
@@ -338,6 +340,7 @@ class BuiltPolicy(StochasticPolicy):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         owner = type(self).name
         require_keys(owner, state, "optimizer", "schedules", "rng", "transitions", "updates")
+        check_algorithm(owner, state)
         super().load_state_dict(state)
         self.optimizer.load_state_dict(state["optimizer"])
         for key, schedule_state in state["schedules"].items():
@@ -354,6 +357,18 @@ def _n_envs(env: Any) -> int | None:
     if env is None:
         return None
     return env.n_envs if is_vector_env(env) else 1
+
+
+def check_algorithm(owner: str, state: dict[str, Any]) -> None:
+    """Refuse a state saved by another algorithm (PPO's, A2C's and VPG's states have the same
+    keys and shapes; loaded, the wrong optimizer state fails at the next update or not at
+    all). A state without the name (saved before it was recorded) is not checked."""
+    saved = state.get("algorithm", owner)
+    if saved != owner:
+        raise ValueError(
+            f"{owner}.load_state_dict: the state was saved by {saved}, not {owner}; load it into "
+            f"a {saved} built with the same settings"
+        )
 
 
 def _nothing() -> None:

@@ -57,7 +57,7 @@ from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
-from ..builder import Batch, BuiltPolicy, spaces_and_config
+from ..builder import Batch, BuiltPolicy, check_algorithm, spaces_and_config
 from ..hyperparameters import hidden_sizes
 
 __all__ = [
@@ -392,6 +392,7 @@ class OffPolicyActorCritic(BuiltPolicy):
     # ---- checkpoints ----
     def state_dict(self) -> dict[str, Any]:
         return {
+            "algorithm": type(self).name,
             "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
             "optimizers": {k: opt.state_dict() for k, opt in self.optimizers.items()},
             "targets": {k: sync.state_dict() for k, sync in self.targets.items()},
@@ -408,6 +409,7 @@ class OffPolicyActorCritic(BuiltPolicy):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         owner = type(self).name
         require_keys(owner, state, "model", "optimizers", "targets", "generator", "rng", "noise")
+        check_algorithm(owner, state)
         self.model.load_state_dict(state["model"])
         if sorted(state["optimizers"]) != sorted(self.optimizers):
             raise ValueError(

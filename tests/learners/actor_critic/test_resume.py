@@ -57,3 +57,14 @@ def test_resume_equals_the_uninterrupted_run(tmp_path, kind, n_envs):
     assert resumed[0].policy.gradient_steps == reference[0].policy.gradient_steps > 0
     assert_same(get_state(resumed[0]), get_state(reference[0]), "agent")
     assert resumed[2][0].rewards == reference[2][0].rewards
+
+
+def test_another_algorithms_checkpoint_is_refused_naming_both(tmp_path):
+    from rlkit.hooks.checkpoint import CheckpointError
+
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    small = {"learning_starts": 5, "batch_size": 4, "hidden": (8,)}
+    rk.run(rk.SAC.agent(env, **small), env, rk.StopAfterNSteps(10),
+           CheckpointHook(tmp_path, every_n_steps=10))
+    with pytest.raises(CheckpointError, match="TD3.load_state_dict: the state was saved by SAC"):
+        rk.run(rk.TD3.agent(env, **small), env, rk.StopAfterNSteps(20), resume_from=tmp_path)

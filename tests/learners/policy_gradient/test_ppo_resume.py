@@ -59,3 +59,28 @@ def test_killed_ppo_run_resumes_bit_exactly(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.split() == straight.stdout.split()
     assert straight.stdout.split()[1:] == ["16", "1024"]
+
+
+def _params(policy):
+    return [p.detach().clone() for p in policy.model.state_dict().values()]
+
+
+@pytest.mark.parametrize("other", ["VPG", "A2C"])
+def test_another_algorithms_checkpoint_is_refused_and_changes_nothing(tmp_path, other):
+    # PPO's, VPG's and A2C's states have the same keys and shapes: VPG (Adam too) loaded a PPO
+    # checkpoint silently, A2C loaded it and failed at its next update (KeyError 'square_avg')
+    import torch
+
+    import rlkit as rk
+    from rlkit.hooks.checkpoint import CheckpointError, CheckpointHook
+
+    env = rk.GymEnv("CartPole-v1", seed=0)
+    agent = rk.PPO.agent(env, seed=0, n_steps=8, batch_size=8)
+    rk.run(agent, env, rk.StopAfterNSteps(16), CheckpointHook(tmp_path, every_n_steps=16))
+    env = rk.GymEnv("CartPole-v1", seed=1)
+    agent = getattr(rk, other).agent(env, seed=1, n_steps=8)
+    before = _params(agent.policy)
+    with pytest.raises(CheckpointError, match=f"{other}.load_state_dict: .* saved by PPO"):
+        rk.run(agent, env, rk.StopAfterNSteps(32), resume_from=tmp_path)
+    assert all(torch.equal(a, b) for a, b in zip(before, _params(agent.policy), strict=True))
+    assert agent.policy.transitions == 0
