@@ -72,6 +72,20 @@ def make_torch_optimizer(
         return cls(params, **{k: v for k, v in kwargs.items() if k != "fused"})
 
 
+def _check_torch_settings(cls: type, kwargs: dict[str, Any]) -> None:
+    """Refuse settings the torch optimizer refuses (a misspelt name, ``betas="x"``, a negative
+    ``momentum``) now, by building one for a placeholder parameter, rather than at the first
+    step."""
+    try:
+        make_torch_optimizer(cls, [torch.zeros(2, 2, requires_grad=True)], kwargs)
+    except (TypeError, ValueError, IndexError) as error:  # betas=[0.9]: an IndexError
+        kind = TypeError if isinstance(error, TypeError) else ValueError
+        raise kind(
+            f"GradientDescent: torch.optim.{cls.__name__} refuses the settings {kwargs}: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+
+
 class GradientDescent(OptimizerModule):
     """One step of a ``torch.optim`` optimizer, built for the parameters on the first step.
 
@@ -118,6 +132,7 @@ class GradientDescent(OptimizerModule):
         self._steps = 0  # steps taken (to refuse reading a step's deltas after the next one)
         if "lr" in kw:
             finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
+        _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
 
     def settings(self) -> dict[str, Any]:
         cls = self.torch_optimizer_cls

@@ -70,6 +70,12 @@ def make(spec: dict[str, Any] | OptimizerModule) -> OptimizerModule:
     if not isinstance(kind, str):
         raise ValueError(f"rk.optimizers.make: the spec needs a 'type' string, got {kind!r}")
     if kind.lower() in torch_optimizer_names() and kind not in MODULE_TYPES:
+        if "optimizer" in spec:  # it would silently replace the optimizer the type names
+            raise ValueError(
+                f"rk.optimizers.make: a spec of type {kind!r} names its torch optimizer already; "
+                f"got 'optimizer': {spec['optimizer']!r} too (use type 'gradient_descent' with "
+                f"'optimizer', or only the type)"
+            )
         return GradientDescent(kind, **spec)
     cls = MODULE_TYPES.get(kind)
     if cls is None:

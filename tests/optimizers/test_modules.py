@@ -220,6 +220,19 @@ def test_bad_specs():
         make("adam")
 
 
+def test_torch_settings_are_checked_when_the_module_is_made():
+    # they were accepted and failed at the first step (or, for "optimizer", replaced the type)
+    with pytest.raises(TypeError, match=r"torch.optim.Adam refuses .*'lrr'"):
+        make({"type": "adam", "lrr": 1e-3})
+    with pytest.raises(ValueError, match=r"torch.optim.Adam refuses .*IndexError"):
+        make({"type": "adam", "lr": 1e-3, "betas": [0.9]})
+    with pytest.raises(ValueError, match=r"torch.optim.SGD refuses .*Invalid momentum value: -1"):
+        GradientDescent("sgd", lr=1e-3, momentum=-1)
+    with pytest.raises(ValueError, match=r"type 'adam' names its torch optimizer .*'sgd'"):
+        make({"type": "adam", "lr": 1e-3, "optimizer": "sgd"})
+    make({"type": "adam", "lr": 1e-3, "betas": (0.9, 0.99), "fused": True})
+
+
 # ---- checkpoint state of a module tree ----
 
 
