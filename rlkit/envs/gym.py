@@ -9,6 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..core.checks import non_negative_int
 from ..core.interfaces import AbstractEnv, InvalidActionError
 from ..core.state import (
     attribute_state,
@@ -75,7 +76,7 @@ class GymEnv(AbstractEnv):
         self.state_space = self.env.observation_space
         self.info: dict[str, Any] = {}
         self._mask: np.ndarray | None = None
-        self._pending_seed = seed
+        self._pending_seed = _checked_seed(seed)
         self._step = self.env.step
         self._check = _action_check(self.action_space) if check_actions else None
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
@@ -89,8 +90,7 @@ class GymEnv(AbstractEnv):
         return f"GymEnv({self.name})"
 
     def reset(self, seed: int | None = None) -> None:
-        if seed is None:
-            seed = self._pending_seed
+        seed = self._pending_seed if seed is None else _checked_seed(seed)
         self._pending_seed = None  # an explicit seed replaces the constructor's
         self.state, self.info = self.env.reset(seed=seed)
         self._mask = _mask_of(self.info)
@@ -304,3 +304,9 @@ def _expected(space: gym.Space) -> str:
     if isinstance(space, gym.spaces.Discrete):
         return f"; expected an integer in [{space.start}, {space.start + space.n})"
     return ""
+
+
+def _checked_seed(seed: Any) -> int | None:
+    """None, or ``seed`` as a Python int >= 0 (gymnasium refuses other seeds only at reset, and
+    numpy integers too)."""
+    return None if seed is None else non_negative_int("GymEnv", "seed", seed)

@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..core.checks import positive_int
+from ..core.checks import non_negative_int, positive_int
 from ..core.interfaces import AbstractVectorEnv
 from ..core.state import attribute_state, generator_state, load_attribute_state
 from ..core.state import set_generator_state as _set_generator_state
@@ -47,7 +47,9 @@ def sub_env_seeds(seed: int | np.random.SeedSequence | None, n_envs: int) -> lis
     n_envs = positive_int("sub_env_seeds", "n_envs", n_envs)
     if seed is None:
         return [None] * n_envs
-    sequence = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    if not isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(non_negative_int("VectorGymEnv", "seed", seed))
+    sequence = seed
     return [int(child.generate_state(1)[0]) for child in sequence.spawn(n_envs)]
 
 

@@ -375,3 +375,21 @@ def test_actions_outside_the_legal_mask_are_refused_with_the_legal_set():
     unchecked.reset()
     unchecked.act(5)  # the raw environment's own (lenient) rule applies
     assert unchecked.done
+
+
+@pytest.mark.parametrize(
+    ("seed", "error"), [(-1, ValueError), ("a", TypeError), (1.5, TypeError), (True, TypeError)]
+)
+def test_a_bad_seed_is_refused_at_construction_and_reset(seed, error):
+    # gymnasium refused these only at the first reset, in its own words (and took True as 1)
+    with pytest.raises(error, match=f"GymEnv: seed must be a non-negative integer, got {seed!r}"):
+        rk.GymEnv("CartPole-v1", seed=seed)
+    env = rk.GymEnv("CartPole-v1")
+    with pytest.raises(error, match="GymEnv: seed must be a non-negative integer"):
+        env.reset(seed=seed)
+
+
+def test_a_numpy_integer_seed_is_the_same_as_the_int():
+    a, b = rk.GymEnv("CartPole-v1", seed=np.int64(3)), rk.GymEnv("CartPole-v1", seed=3)
+    a.reset(), b.reset()
+    assert np.array_equal(a.state, b.state)

@@ -299,3 +299,10 @@ def test_a_failing_sub_env_is_named_with_its_seed_and_workers_shut_down(backend,
     if backend == "subprocess":
         assert all(not p.is_alive() for p in env._group.vec.processes)
     env.close()  # closing again is harmless
+
+
+@pytest.mark.parametrize(("seed", "error"), [(-1, ValueError), ("a", TypeError), (2.0, TypeError)])
+def test_a_bad_seed_is_refused_naming_the_env(seed, error):
+    expected = f"VectorGymEnv: seed must be a non-negative integer, got {seed!r}"
+    with pytest.raises(error, match=expected):
+        rk.VectorGymEnv("CartPole-v1", 2, seed=seed)
