@@ -72,6 +72,7 @@ class Agent(AbstractPolicy):
         update method followed by what a learner with a ``plan(env)`` method says that update
         calls (descriptions for ``rk.explain``, e.g. a DQN learner's ``loss_fn``), then the
         policy's own plan steps."""
+        _check_n_envs(self.trajectory, env)
         plan: dict[AbstractStage, list[PlanStep]] = {}
         learns = records = False
         inner = self.policy.plan(env)
@@ -107,6 +108,19 @@ class Agent(AbstractPolicy):
                 f"it supports."
             )
         return plan
+
+
+def _check_n_envs(trajectory: Any, env: Any) -> None:
+    """A trajectory made for ``n_envs`` environments (``rk.RolloutTrajectory``) run on another
+    number would fail at its first step: refuse it at plan time."""
+    n_envs = getattr(trajectory, "n_envs", None)
+    env_n_envs = env.n_envs if isinstance(env, AbstractVectorEnv) else 1
+    if is_int(n_envs) and n_envs != env_n_envs:
+        raise ValueError(
+            f"Agent: the trajectory {trajectory!r} records {n_envs} env(s) per step, but the env "
+            f"{env!r} has {env_n_envs}; make the agent for the env it runs on, e.g. "
+            f"rk.PPO.agent(env)"
+        )
 
 
 def _check_batch_fits(policy: Any, trajectory: Any) -> None:

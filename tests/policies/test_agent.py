@@ -144,3 +144,16 @@ def test_state_round_trip_continues_identically(countdown):
     env_b.reset()
     assert [agent(env_a) for _ in range(10)] == [fresh(env_b) for _ in range(10)]
     assert np.array_equal(np.asarray(fresh.trajectory.action), np.asarray(agent.trajectory.action))
+
+
+def test_a_rollout_for_another_number_of_envs_is_refused_at_plan_time():
+    # it failed at the first step, inside the trajectory
+    env = rk.VectorGymEnv("CartPole-v1", 2, seed=0)
+    agent = rk.Agent(rk.RandomPolicy(seed=0), rk.RolloutTrajectory(4, n_envs=1))
+    with pytest.raises(ValueError, match=r"Agent: the trajectory .*n_envs=1.* records 1 env\(s\) "
+                       r"per step, but the env VectorGymEnv.* has 2"):
+        rk.run(agent, env, rk.StopAfterNSteps(4))
+    env.close()
+    single = rk.GymEnv("CartPole-v1", seed=0)
+    with pytest.raises(ValueError, match="records 2 env.* has 1"):
+        rk.explain(rk.Agent(rk.RandomPolicy(seed=0), rk.RolloutTrajectory(4, n_envs=2)), single)
