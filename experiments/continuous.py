@@ -103,7 +103,7 @@ def continuous_experiment(
 ) -> rk.Experiment:
     """``algorithm`` (SAC, TD3 or DDPG) on ``env_id`` with ``settings`` (``total_steps``,
     ``noise`` and hyperparameters; ``overrides`` replace hyperparameters)."""
-    n_envs = positive_int(description or "continuous_experiment", "n_envs", n_envs)
+    n_envs = positive_int(f"{algorithm.name} on {env_id}", "n_envs", n_envs)
     env_seed, policy_seed = spawn_seeds(seed, 2)
     hyperparameters = {k: v for k, v in settings.items() if k not in ("total_steps", "noise")}
     if "noise" in settings:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checks import ArgumentTypeError, is_int, is_real, non_negative_int
+from .checks import ArgumentTypeError, is_int, is_real, non_negative_int, positive_int
 
 __all__ = [
     "Experiment",
@@ -242,6 +242,9 @@ def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
             f"{name}: unknown parameter {unknown[0]!r}; it accepts {', '.join(['seed', *declared])}"
         )
     values = {key: _checked(name, declared[key], value) for key, value in overrides.items()}
+    for key in _BUDGETS:  # else a stop condition or a schedule is blamed for the recipe's budget
+        if values.get(key) is not None and is_int(values[key]):
+            positive_int(name, key, values[key])
     container, params = _params_dataclass(fn)
     if container is not None:
         params = dataclasses.replace(params, **values)
@@ -257,6 +260,10 @@ def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
     exp.description = exp.description or _describe(fn)
     exp.params = {key: values.get(key, p.default) for key, p in declared.items()}
     return exp
+
+
+# a recipe's budget parameters: positive whatever the recipe does with them
+_BUDGETS = ("total_steps", "episodes", "generations")
 
 
 def _checked(owner: str, param: RecipeParameter, value: Any) -> Any:

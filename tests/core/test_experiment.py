@@ -266,3 +266,17 @@ def test_recipes_are_found_from_a_source_checkout(tmp_path):
     assert package == str(clone / "rlkit" / "__init__.py")
     assert recipes == str(clone / "experiments" / "__init__.py")
     assert episodes == "2"
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("PPO_CartPole", "total_steps"),
+        ("TRPO_CartPole", "total_steps"),
+        ("ES_CartPole", "generations"),
+    ],
+)
+def test_a_non_positive_budget_names_the_recipe(name, key):
+    # it blamed StopAfterNSteps, StopAfterNEpisodes or LinearSchedule
+    with pytest.raises(ValueError, match=f"^{name}: {key} must be a positive integer, got 0"):
+        rk.make_experiment(name, **{key: 0})

@@ -78,7 +78,8 @@ def test_half_cheetah_recipe_runs():
 
 
 def test_bad_n_envs():
-    with pytest.raises(ValueError, match="n_envs"):
+    # the owner was the description (a sentence), it is the algorithm and the env
+    with pytest.raises(ValueError, match="^SAC on Pendulum-v1: n_envs must be a positive"):
         continuous.continuous_experiment(
             rk.SAC,
             "Pendulum-v1",
@@ -87,7 +88,7 @@ def test_bad_n_envs():
             total_steps=None,
             n_envs=0,
             device="cpu",
-            description="SAC_Pendulum",
+            description="SAC on Pendulum-v1 with rl-baselines3-zoo's hyperparameters.",
         )
 
 
