@@ -57,20 +57,23 @@ ES_DEFAULTS = {
 
 
 def play_episode(policy: BuiltPolicy, env: gym.Env, seed: int) -> tuple[float, int]:
-    """Return and length of one episode of the policy's mode actions on a gymnasium env."""
-    obs, _ = env.reset(seed=seed)
+    """Return and length of one episode of the policy's mode actions on a gymnasium env (legal
+    actions only where its ``info`` has an ``action_mask``)."""
+    obs, info = env.reset(seed=seed)
     box = isinstance(policy.action_space, gym.spaces.Box)
     total, steps = 0.0, 0
     while True:
+        mask = info.get("action_mask")  # legal actions, as GymEnv reads them
+        mask = None if mask is None else np.asarray(mask, dtype=bool)[None]
         with torch.no_grad():
             inputs = policy.model(policy.observation_tensor(obs)[None])
-            action = policy.dist_class.from_inputs(inputs, policy.action_space).mode()[0]
+            action = policy.dist_class.from_inputs(inputs, policy.action_space, mask).mode()[0]
         action = action.cpu().numpy()
         if box:
             action = np.clip(action, policy.action_space.low, policy.action_space.high)
         else:
             action = action.item() if action.ndim == 0 else action
-        obs, reward, terminated, truncated, _ = env.step(action)
+        obs, reward, terminated, truncated, info = env.step(action)
         total += float(reward)
         steps += 1
         if terminated or truncated:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 
@@ -71,3 +73,39 @@ def test_es_refuses_a_vector_env_naming_it():
     with pytest.raises(ValueError, match="ES: runs on one environment .* VectorGymEnv of 2 envs"):
         rk.ES.agent(env, seed=0)
     env.close()
+
+
+class _OneLegalAction(gym.Env):
+    """Only action ``t % 3`` is legal (``info["action_mask"]``); an illegal one raises."""
+
+    observation_space = gym.spaces.Box(-1, 1, (2,), np.float32)
+    action_space = gym.spaces.Discrete(3)
+
+    def _info(self):
+        mask = np.zeros(3, np.int8)
+        mask[self.t % 3] = 1
+        return {"action_mask": mask}
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), self._info()
+
+    def step(self, action):
+        if not self._info()["action_mask"][action]:
+            raise AssertionError(f"illegal action {action} at step {self.t}")
+        self.t += 1
+        return np.full(2, self.t / 10, np.float32), 1.0, False, self.t >= 6, self._info()
+
+
+def test_fitness_episodes_play_legal_actions_only():
+    # the fitness episodes ignored the mask the training env enforces
+    gym.register("rlkit_test/OneLegalAction-v0", entry_point=_OneLegalAction)
+    try:
+        env = rk.GymEnv(_OneLegalAction(), seed=0)
+        agent = rk.ES.agent(env, seed=0, num_samples=2, fitness_env="rlkit_test/OneLegalAction-v0")
+        rk.run(agent, env, rk.StopAfterNEpisodes(2))
+        steps = agent.policy.fitness_steps
+        assert steps > 0 and steps % 6 == 0  # every fitness episode played to its end
+    finally:
+        gym.registry.pop("rlkit_test/OneLegalAction-v0", None)
