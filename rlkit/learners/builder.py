@@ -255,6 +255,11 @@ class BuiltPolicy(StochasticPolicy):
         dist_class = distribution_for(action_space)
         model_seed, sample_seed, shuffle_seed = spawn_seeds(seed, 3)
         model = type(self).model_fn(state_space, action_space, dist_class, self.config, model_seed)
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"{cls_name}: model_fn {fn_name(type(self).model_fn)} must return a "
+                f"torch.nn.Module, got {type(model).__name__}: {model!r:.80}"
+            )
         super().__init__(
             model.to(device), action_space, dist_class=dist_class, seed=sample_seed, device=device
         )
@@ -410,8 +415,13 @@ def with_updates(cls: type, changes: dict[str, Any]) -> type:
             f"{cls.name}.with_updates: unknown name(s) {unknown}; known: {sorted(known)}"
         )
     changes = dict(changes)
-    defaults = {**cls.defaults, **changes.pop("defaults", {})}
+    given = changes.pop("defaults", {})
+    if not isinstance(given, Mapping):
+        raise TypeError(f"{cls.name}.with_updates: defaults must be a mapping, got {given!r}")
+    defaults = {**cls.defaults, **given}
     name = changes.pop("name", cls.name)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"{cls.name}.with_updates: name must be an identifier, got {name!r}")
     return _make_class(name, cls, defaults, changes)
 
 

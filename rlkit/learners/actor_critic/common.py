@@ -459,7 +459,11 @@ def sample_batch(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajecto
 
     batch = Batch(
         state=tensor(replay.state[indices]),
-        action=tensor(scale_action(space, replay.action[indices].reshape(-1, *space.shape))),
+        action=tensor(  # flat, as the networks give them (SB3 flattens Box actions too)
+            scale_action(space, replay.action[indices].reshape(-1, *space.shape)).reshape(
+                len(indices), -1
+            )
+        ),
         reward=tensor(replay.reward[indices]),
         terminal=tensor(replay.terminal[indices]),
         next_state=tensor(replay.next_state[indices]),

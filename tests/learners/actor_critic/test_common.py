@@ -130,3 +130,29 @@ def test_bad_hidden_device_and_observation_space_are_refused(cls):
     box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
     with pytest.raises(TypeError, match="observation space must be a Box.*FlattenObservation"):
         cls(state_space=gym.spaces.Dict({"a": box}), action_space=box)
+
+
+class _MatrixActions(gym.Env):
+    """A Box action space of two dimensions, float64 (SB3 flattens such actions)."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Box(-2.0, 2.0, (2, 3), np.float64)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.np_random.uniform(-1, 1, 3).astype(np.float32), {}
+
+    def step(self, action):
+        assert self.action_space.contains(action), action
+        obs = self.np_random.uniform(-1, 1, 3).astype(np.float32)
+        return obs, -float(np.square(action).sum()), False, False, {}
+
+
+@pytest.mark.parametrize("cls", [rk.SAC, rk.TD3, rk.DDPG])
+def test_multi_dimensional_box_actions_learn(cls):
+    # the losses got (batch, 2, 3) actions from the replay and (batch, 6) from the actor
+    env = rk.GymEnv(_MatrixActions(), seed=0)
+    agent = cls.agent(env, seed=0, learning_starts=5, batch_size=4, hidden=(8,))
+    rk.run(agent, env, rk.StopAfterNSteps(12))
+    assert agent.policy.gradient_steps > 0
+    assert np.isfinite(rk.statistics(agent.policy)["critic_loss"])

@@ -196,3 +196,17 @@ def test_a_bad_or_unavailable_device_is_refused_at_construction():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="A2C: device 'cuda' was requested but"):
             rk.A2C(cartpole(), device="cuda")
+
+
+def test_with_updates_checks_defaults_and_name():
+    with pytest.raises(TypeError, match=r"PPO.with_updates: defaults must be a mapping, got \["):
+        rk.PPO.with_updates(defaults=[("lr", 1e-3)])
+    with pytest.raises(ValueError, match="with_updates: name must be an identifier, got 'my ppo'"):
+        rk.PPO.with_updates(name="my ppo")
+
+
+def test_a_model_fn_that_returns_no_module_is_named():
+    Mine = rk.PPO.with_updates(name="Mine", model_fn=lambda *args: (64, 64))
+    with pytest.raises(TypeError, match=r"Mine: model_fn .*<lambda> must return a torch.nn.Module, "
+                       r"got tuple: \(64, 64\)"):
+        Mine(cartpole())
