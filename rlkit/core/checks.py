@@ -34,6 +34,7 @@ __all__ = [
     "unit_interval",
     "finite_float",
     "instance_of",
+    "not_a_class",
     "exactly_one_of",
     "check_callable",
     "check_gamma",
@@ -156,6 +157,24 @@ def instance_of(owner: str, name: str, value: Any, types: type | tuple, expected
     if not isinstance(value, types):
         raise ArgumentTypeError(
             f"{owner}: {name} must be {expected}, got {type(value).__name__}: {value!r}"
+        )
+    return value
+
+
+def not_a_class(owner: str, name: str, value: Any) -> Any:
+    """``value`` itself unless it is a class (``rk.run(agent, env, rk.StopAfterNSteps)``: a class
+    is callable, so it would be called as a plain function later, with a puzzling error).
+
+    Example:
+        >>> not_a_class("run", "hook", print) is print
+        True
+    """
+    if isinstance(value, type):
+        name_ = value.__name__
+        made = f"{name_}.agent(env)" if hasattr(value, "agent") else f"{name_}(...)"
+        raise ArgumentTypeError(
+            f"{owner}: {name} must be an object, got the class {name_} itself; create "
+            f"one, e.g. {made}"
         )
     return value
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from .checks import not_a_class
 from .dispatch import PlanStep, learning_methods, where
 from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy
 from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
@@ -57,6 +58,7 @@ def hook_plan(hook: Any, policy: Any, env: Any) -> dict[AbstractStage | str, lis
     callable ``hook(stage, policy, env, action=None)``."""
     if isinstance(hook, AbstractHook):
         return hook.plan(policy, env)
+    not_a_class("run", "hook", hook)
     if not callable(hook):
         raise TypeError(
             f"run: hook must be callable as hook(stage, policy, env[, action]), "
@@ -77,6 +79,7 @@ def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = No
     and ``TypeError`` for arguments of the wrong kind.
     """
     if not isinstance(policy, AbstractPolicy):
+        not_a_class("run", "policy", policy)
         raise TypeError(
             f"run: policy must be an rk.AbstractPolicy (e.g. rk.Agent, rk.RandomPolicy), got "
             f"{type(policy).__name__}: {policy!r}"

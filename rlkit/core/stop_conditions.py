@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .checks import callable_name, check_callable, finite_float, positive_int
+from .checks import callable_name, check_callable, finite_float, not_a_class, positive_int
 from .dispatch import PlanStep, where
 from .interfaces import AbstractStopCondition, AbstractVectorEnv, bind_check, stop_answer
 from .state import load_parts, require_keys, state_count, state_or_none
@@ -42,6 +42,7 @@ def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanSt
     """The plan of any stop condition; a plain callable is a step-level check."""
     if isinstance(stop, AbstractStopCondition):
         return stop.plan(policy, env)
+    not_a_class("run", "stop_condition", stop)
     if not callable(stop):
         raise TypeError(
             f"run: stop_condition must be an rk.AbstractStopCondition or a callable "

@@ -140,12 +140,18 @@ def check_minibatches(owner: str, config: dict[str, Any], n_envs: int | None) ->
     if n_envs is None:
         return
     rollout = config["n_steps"] * n_envs
-    if rollout % batch_size:
-        warnings.warn(
-            f"{owner}: batch_size={batch_size} does not divide the rollout of n_steps * n_envs "
-            f"= {config['n_steps']} * {n_envs} = {rollout} transitions: each epoch has "
-            f"{rollout // batch_size} minibatch(es) of {batch_size} and one of "
-            f"{rollout % batch_size} (as Stable-Baselines3)",
-            UserWarning,
-            stacklevel=3,
-        )
+    if rollout % batch_size == 0:
+        return
+    if batch_size > rollout:
+        what = f"is larger than the rollout of n_steps * n_envs = {config['n_steps']} * {n_envs}"
+        epoch = f"one minibatch of {rollout}"
+    else:
+        what = f"does not divide the rollout of n_steps * n_envs = {config['n_steps']} * {n_envs}"
+        full, rest = divmod(rollout, batch_size)
+        epoch = f"{full} minibatch(es) of {batch_size} and one of {rest}"
+    warnings.warn(
+        f"{owner}: batch_size={batch_size} {what} = {rollout} transitions: each epoch is "
+        f"{epoch} (as in Stable-Baselines3)",
+        UserWarning,
+        stacklevel=3,
+    )

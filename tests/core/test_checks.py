@@ -23,6 +23,7 @@ from rlkit.core.checks import (
     is_int,
     is_real,
     non_negative_int,
+    not_a_class,
     optional_positive_int,
     positive_int,
     unit_interval,
@@ -205,6 +206,13 @@ def test_every_public_check_is_tested_here():
     tested = {
         "ArgumentTypeError", "is_int", "is_real", "positive_int", "non_negative_int",
         "optional_positive_int", "int_at_least", "unit_interval", "finite_float", "instance_of",
-        "exactly_one_of", "check_callable", "check_gamma", "callable_name",
+        "exactly_one_of", "check_callable", "check_gamma", "callable_name", "not_a_class",
     }  # fmt: skip
     assert set(checks.__all__) == tested
+
+
+def test_not_a_class():
+    assert not_a_class("run", "hook", print) is print
+    with pytest.raises(ArgumentTypeError, match=r"^run: hook must be an object, got the class dict "
+                       r"itself; create one, e.g. dict\(\.\.\.\)"):
+        not_a_class("run", "hook", dict)

@@ -308,3 +308,22 @@ def test_build_plan_rejects_bad_parts():
         build_plan(rk.RandomPolicy(), env, 3)
     with pytest.raises(TypeError, match="stop_condition must be.*int"):
         build_plan(rk.RandomPolicy(), env, None, 10)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((rk.StopAfterNSteps,), "stop_condition must be an object, got the class StopAfterNSteps"),
+        ((rk.StopAfterNSteps(3), rk.TotalRewardPerEpisode), "hook must be an object, got the"),
+    ],
+)
+def test_a_class_instead_of_an_object_is_named(args, expected):
+    # a class is callable: it was called as a plain stop condition or hook, with a puzzling error
+    with pytest.raises(TypeError, match=f"^run: {expected}"):
+        rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), *args)
+
+
+def test_a_learner_class_as_the_policy_names_its_agent_method():
+    env = rk.GymEnv("CartPole-v1", seed=0)
+    with pytest.raises(TypeError, match=r"the class PPO itself; create one, e.g. PPO.agent\(env\)"):
+        rk.run(rk.PPO, env, rk.StopAfterNSteps(3))

@@ -42,12 +42,12 @@ def test_no_warning_with_an_agent_for_evaluation_or_without_a_learner():
 
 def test_a_built_policy_without_its_agent_warns_and_names_the_fix():
     env = rk.GymEnv("CartPole-v1", seed=0)
-    policy = rk.PPO(env, seed=0, n_steps=8)
+    policy = rk.PPO(env, seed=0, n_steps=8, batch_size=8)
     with pytest.warns(UserWarning, match=r"PPO has learning methods .* use PPO\.agent\(env\)"):
         rk.run(policy, env, rk.StopAfterNSteps(20))
     assert policy.updates == 0  # indeed nothing was learned
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        rk.run(rk.PPO.agent(env, seed=0, n_steps=8), env, rk.StopAfterNSteps(20))
+        rk.run(rk.PPO.agent(env, seed=0, n_steps=8, batch_size=8), env, rk.StopAfterNSteps(20))
         rk.run(rk.greedy(policy), env, rk.StopAfterNSteps(5))
         rk.evaluate(policy, env, 1)

@@ -84,12 +84,14 @@ def test_batch_size_must_exceed_one_when_advantages_are_normalised():  # as SB3'
 
 def test_a_batch_size_not_dividing_the_rollout_warns_as_sb3():
     env = rk.VectorGymEnv("CartPole-v1", 2, seed=0)
-    with pytest.warns(UserWarning, match=r"batch_size=30 does not divide .* = 8 \* 2 = 16"):
+    with pytest.warns(UserWarning, match=r"batch_size=30 is larger than .* = 8 \* 2 = 16 .*one "
+                      r"minibatch of 16"):
         rk.PPO.agent(env, n_steps=8, batch_size=30)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rk.PPO.agent(env, n_steps=8, batch_size=16)
         rk.PPO(state_space=env.state_space, action_space=env.action_space, batch_size=30)
     env.close()
-    with pytest.warns(UserWarning, match=r"5 minibatch\(es\) of 6 and one of 2"):
+    with pytest.warns(UserWarning, match=r"does not divide .*32 \* 1 = 32 transitions: each epoch "
+                      r"is 5 minibatch\(es\) of 6 and one of 2"):
         check_minibatches("PPO", {"n_steps": 32, "batch_size": 6}, 1)
