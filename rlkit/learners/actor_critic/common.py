@@ -249,6 +249,7 @@ class OffPolicyActorCritic(BuiltPolicy):
                     f"{owner}: action_noise must be an rk.GaussianActionNoise, "
                     f"rk.OrnsteinUhlenbeckActionNoise (an ActionNoise) or None, got {noise!r}"
                 )
+            _check_noise_size(owner, noise, self.n_actions)
             noise.seed(noise_seed)
         self.noise = noise
         self.optimizers = self._make_optimizers(owner)
@@ -429,6 +430,18 @@ class OffPolicyActorCritic(BuiltPolicy):
             set_state(self.noise, state["noise"])
         for key in ("transitions", "steps", "updates", "gradient_steps"):
             setattr(self, key, state_count(owner, state, key))
+
+
+def _check_noise_size(owner: str, noise: ActionNoise, n_actions: int) -> None:
+    """Per-dimension ``sigma`` or ``mean`` of an action noise must have one value per action
+    dimension (numpy broadcasting would otherwise act with the wrong number of actions)."""
+    for name in ("sigma", "mean"):
+        value = np.asarray(getattr(noise, name, 0.0))
+        if value.ndim > 0 and value.size != n_actions:
+            raise ValueError(
+                f"{owner}: action_noise {noise!r} has a {name} of {value.size} values; expected "
+                f"one number or one per action dimension ({n_actions})"
+            )
 
 
 def _int(seed: np.random.SeedSequence) -> int:

@@ -156,3 +156,14 @@ def test_multi_dimensional_box_actions_learn(cls):
     rk.run(agent, env, rk.StopAfterNSteps(12))
     assert agent.policy.gradient_steps > 0
     assert np.isfinite(rk.statistics(agent.policy)["critic_loss"])
+
+
+@pytest.mark.parametrize("noise", [rk.GaussianActionNoise(np.full(3, 0.1)),
+                                   rk.OrnsteinUhlenbeckActionNoise(np.full(2, 0.1))])
+def test_action_noise_for_another_number_of_action_dimensions_is_refused(noise):
+    # it was broadcast: 3 noisy actions for Pendulum's one, the env got the first
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    with pytest.raises(ValueError, match=r"TD3: action_noise .* has a sigma of \d values; expected "
+                       r"one number or one per action dimension \(1\)"):
+        rk.TD3(env, action_noise=noise)
+    rk.TD3(env, action_noise=rk.GaussianActionNoise(np.full(1, 0.1)))
