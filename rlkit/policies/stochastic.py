@@ -95,6 +95,7 @@ class StochasticPolicy(AbstractPolicy):
         self.last_action: np.ndarray | None = None
         self.last_extras: dict[str, np.ndarray] = {}
         self._clip = isinstance(action_space, gym.spaces.Box)
+        self._cast = _narrower_dtype(action_space) if self._clip else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.dist_class.__name__})"
@@ -139,6 +140,8 @@ class StochasticPolicy(AbstractPolicy):
         action without the batch dimension (a Python int for Discrete)."""
         if self._clip:
             actions = np.clip(actions, self.action_space.low, self.action_space.high)
+            if self._cast is not None:  # an integer or float16 Box: the env's dtype
+                actions = _cast(actions, self._cast)
         if vector:
             return actions
         action = actions[0]
@@ -155,6 +158,19 @@ class StochasticPolicy(AbstractPolicy):
         require_keys(type(self).__name__, state, "model", "generator")
         self.model.load_state_dict(state["model"])
         set_state(self.generator, state["generator"])
+
+
+def _narrower_dtype(space: gym.spaces.Box) -> np.dtype | None:
+    """The dtype a ``Box``'s actions must be cast to for the env to accept them (integers, or a
+    float narrower than the float32 samples); None when float32 samples fit as they are."""
+    dtype = np.dtype(space.dtype)
+    if dtype.kind in "iu" or (dtype.kind == "f" and dtype.itemsize < 4):
+        return dtype
+    return None
+
+
+def _cast(actions: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return (np.rint(actions) if dtype.kind in "iu" else actions).astype(dtype)
 
 
 class DeterministicPolicy(AbstractPolicy):

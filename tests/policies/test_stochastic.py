@@ -58,3 +58,36 @@ def test_box_policy_on_a_vector_env_clips_and_shapes():
     assert policy.last_action.shape == (2, 1)
     assert isinstance(env.action_space, gym.spaces.Box)
     env.close()
+
+
+class _BoxOf(gym.Env):
+    """An env with a given Box action space that refuses actions outside it."""
+
+    observation_space = gym.spaces.Box(-1, 1, (2,), np.float32)
+
+    def __init__(self, action_space):
+        self.action_space = action_space
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        assert self.action_space.contains(action), action
+        return np.zeros(2, np.float32), 0.0, False, False, {}
+
+
+def test_integer_and_float16_box_actions_reach_the_env_in_its_dtype():
+    # float32 samples were refused by GymEnv as outside Box(..., int64) or Box(..., float16)
+    for space in (gym.spaces.Box(0, 10, (3,), np.int64), gym.spaces.Box(-1, 1, (3,), np.float16)):
+        env = rk.GymEnv(_BoxOf(space), seed=0)
+        env.reset()
+        policy = rk.PPO(env, seed=0, log_std_init=2.0)
+        for _ in range(5):
+            action = policy(env)
+            assert action.dtype == space.dtype and space.contains(action)
+            env.act(action)
+        assert policy.last_action.dtype == np.float32  # the sample is stored as drawn
+    env64 = rk.GymEnv(_BoxOf(gym.spaces.Box(-1, 1, (3,), np.float64)), seed=0)
+    env64.reset()
+    assert rk.PPO(env64, seed=0)(env64).dtype == np.float64  # clipped to its float64 bounds

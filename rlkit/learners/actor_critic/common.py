@@ -104,6 +104,12 @@ def check_continuous_space(owner: str, space: Any, *, bounded: bool = True) -> g
             f"bounds, so every bound must be finite (wrap the env with "
             f"gymnasium.wrappers.RescaleAction or ClipAction)"
         )
+    if bounded and not np.all(space.high > space.low):
+        raise ValueError(
+            f"{owner}: the action space {space} has dimensions with high <= low (low="
+            f"{space.low}, high={space.high}); actions are rescaled from [-1, 1] to the bounds, "
+            f"so every dimension needs low < high"
+        )
     return space
 
 

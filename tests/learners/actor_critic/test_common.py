@@ -167,3 +167,10 @@ def test_action_noise_for_another_number_of_action_dimensions_is_refused(noise):
                        r"one number or one per action dimension \(1\)"):
         rk.TD3(env, action_noise=noise)
     rk.TD3(env, action_noise=rk.GaussianActionNoise(np.full(1, 0.1)))
+
+
+def test_a_box_with_equal_bounds_is_refused():
+    # scaling to [-1, 1] divided by high - low = 0: a NaN critic loss at the first step
+    space = gym.spaces.Box(np.array([-1.0, 1.0]), np.array([1.0, 1.0]), dtype=np.float32)
+    with pytest.raises(ValueError, match="SAC: the action space .* high <= low"):
+        rk.SAC(state_space=gym.spaces.Box(-1.0, 1.0, (2,), np.float32), action_space=space)
