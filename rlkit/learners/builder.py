@@ -56,6 +56,7 @@ from ..core.state import generator_state, require_keys, set_generator_state, sta
 from ..optimizers.base import OptimizerModule, clear_grads, clip_grad_norm, total_norm
 from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
+from ..policies.spaces import check_env_fits
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, flatten, fn_name
@@ -309,6 +310,7 @@ class BuiltPolicy(StochasticPolicy):
     # ---- what rk.explain shows for the learning step ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
+        check_env_fits(cls.name, self.state_space, self.action_space, env)
         if isinstance(self.optimizer, OptimizerModule):
             label = "  learns (when the rollout is full; the loss and the KL as closures) with:"
             steps = [PlanStep(_nothing, label, where(learn_with_module))]

@@ -24,12 +24,13 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ..core.dispatch import greedy, update
+from ..core.dispatch import PlanStep, greedy, update
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractVectorEnv
-from ..core.stages import PostActStage, PreActStage
+from ..core.stages import AbstractStage, PostActStage, PreActStage
 from ..core.state import get_state, require_keys, set_state
 from ..trajectories.rollout import RolloutTrajectory
 from .distributions import ActionDistribution, distribution_for
+from .spaces import check_env_fits
 
 __all__ = ["StochasticPolicy", "DeterministicPolicy", "is_vector_env", "batch_view"]
 
@@ -182,6 +183,13 @@ class DeterministicPolicy(AbstractPolicy):
 
     def __repr__(self) -> str:
         return f"DeterministicPolicy({self.policy!r})"
+
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        state_space = getattr(self.policy, "state_space", None)  # built policies know theirs
+        if state_space is not None:
+            owner = f"rk.greedy({getattr(type(self.policy), 'name', type(self.policy).__name__)})"
+            check_env_fits(owner, state_space, self.policy.action_space, env)
+        return {}
 
     def act(self, env: Any) -> Any:
         policy = self.policy

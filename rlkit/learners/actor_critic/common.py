@@ -55,6 +55,7 @@ from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
+from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, BuiltPolicy, check_algorithm, spaces_and_config
@@ -385,6 +386,7 @@ class OffPolicyActorCritic(BuiltPolicy):
     # ---- what rk.explain shows ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
+        check_env_fits(cls.name, self.state_space, self.action_space, env)
         steps = [PlanStep(_nothing, "  learns from replay with:", where(train))]
         for name, fn in cls.loss_fn.items():
             if name not in self.optimizers:  # e.g. SAC's fixed entropy coefficient
@@ -530,6 +532,11 @@ class DeterministicActorPolicy(AbstractPolicy):
 
     def __repr__(self) -> str:
         return f"DeterministicActorPolicy({self.policy!r})"
+
+    def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
+        p = self.policy
+        check_env_fits(f"rk.greedy({type(p).name})", p.state_space, p.action_space, env)
+        return {}
 
     def act(self, env: Any) -> Any:
         p = self.policy
