@@ -5,6 +5,8 @@ environment step (not a NaN loss, or a silently wrong run, thousands of steps la
 
 A hyperparameter that is a :class:`~rlkit.Schedule` is checked at its ends (step 0, the far end
 and, for a :class:`~rlkit.PiecewiseSchedule`, every point); a decaying learning rate may reach 0.
+Those fixed when the policy is made (``max_grad_norm``, ``target_kl``, ``hidden``, ...) refuse a
+``Schedule``.
 Names a policy does not have are not checked: a policy built with other meanings for its own
 names is not constrained.
 
@@ -56,20 +58,21 @@ def _hidden(owner: str, name: str, value: Any, schedule: bool) -> None:
     hidden_sizes(owner, value)
 
 
-# name -> (check, may be None); checks take (owner, name, value, is a schedule's value)
-_CHECKS: dict[str, tuple[Callable[[str, str, Any, bool], None], bool]] = {
-    "lr": (_positive, False),
-    "gamma": (_unit, False),
-    "gae_lambda": (_unit, False),
-    "clip_range": (_positive, False),
-    "clip_range_vf": (_positive, True),
-    "ent_coef": (_finite, False),
-    "vf_coef": (_non_negative, False),
-    "max_grad_norm": (_positive, True),
-    "target_kl": (_positive, True),
-    "normalize_advantage": (_flag, False),
-    "log_std_init": (_finite, False),
-    "hidden": (_hidden, False),
+# name -> (check, may be None, may be a Schedule); checks take (owner, name, value, is a
+# schedule's value). The schedulable ones are read through policy.hp at each update.
+_CHECKS: dict[str, tuple[Callable[[str, str, Any, bool], None], bool, bool]] = {
+    "lr": (_positive, False, True),
+    "gamma": (_unit, False, True),
+    "gae_lambda": (_unit, False, True),
+    "clip_range": (_positive, False, True),
+    "clip_range_vf": (_positive, True, True),
+    "ent_coef": (_finite, False, True),
+    "vf_coef": (_non_negative, False, True),
+    "max_grad_norm": (_positive, True, False),
+    "target_kl": (_positive, True, False),
+    "normalize_advantage": (_flag, False, False),
+    "log_std_init": (_finite, False, False),
+    "hidden": (_hidden, False, False),
 }
 
 
@@ -86,9 +89,14 @@ def check_hyperparameters(owner: str, config: dict[str, Any]) -> None:
     for name, value in config.items():
         if name not in _CHECKS:
             continue
-        check, optional = _CHECKS[name]
+        check, optional, schedulable = _CHECKS[name]
         if value is None and optional:
             continue
+        if isinstance(value, Schedule) and not schedulable:
+            raise ArgumentTypeError(
+                f"{owner}: {name} cannot be a Schedule (it is fixed when the policy is made), "
+                f"got {value!r}"
+            )
         if isinstance(value, Schedule):
             for end in schedule_ends(value):
                 check(owner, f"{name} (a {type(value).__name__})", end, True)

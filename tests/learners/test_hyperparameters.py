@@ -66,6 +66,14 @@ def test_schedules_are_checked_at_their_ends():
     rk.PPO(cartpole(), lr=rk.LinearSchedule(1e-3, 0.0, 100))  # decaying to 0 is fine
 
 
+@pytest.mark.parametrize("name", ["max_grad_norm", "target_kl", "log_std_init", "hidden"])
+def test_a_schedule_where_none_is_read_is_refused(name):
+    # max_grad_norm and target_kl failed at the first update (Schedule * float), log_std_init
+    # at construction on a Box, hidden blamed the schedule's first value
+    with pytest.raises(TypeError, match=f"^PPO: {name} cannot be a Schedule .*LinearSchedule"):
+        rk.PPO(cartpole(), **{name: rk.LinearSchedule(0.5, 0.1, 100)})
+
+
 def test_unknown_names_are_not_checked():
     check_hyperparameters("Mine", {"temperature": -3, "lr": 1e-3})
 
