@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["spaces_fit", "check_env_fits"]
+__all__ = ["spaces_fit", "check_env_fits", "short_space"]
 
 
 def _fits(made_for: Any, given: Any) -> bool:
@@ -52,13 +52,14 @@ def check_env_fits(owner: str, state_space: Any, action_space: Any, env: Any) ->
         return
     if not spaces_fit(state_space, action_space, env_state, env_action):
         raise ValueError(
-            f"{owner}: made for observations {_short(state_space)} and actions "
-            f"{_short(action_space)}, but the env {env!r} has observations {_short(env_state)} "
-            f"and actions {_short(env_action)}; make a policy for this env"
+            f"{owner}: made for observations {short_space(state_space)} and actions "
+            f"{short_space(action_space)}, but the env {env!r} has observations "
+            f"{short_space(env_state)} and actions {short_space(env_action)}; make a policy for "
+            f"this env"
         )
 
 
-def _short(space: Any) -> str:
+def short_space(space: Any) -> str:
     """A space as the check sees it: a ``Box`` by its shape (its bounds are long)."""
     if isinstance(space, gym.spaces.Box):
         return f"Box(shape={space.shape})"

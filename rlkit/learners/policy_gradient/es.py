@@ -31,10 +31,12 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from ...core.checks import instance_of, positive_int
 from ...core.dispatch import update
 from ...core.interfaces import AbstractEnv
 from ...core.stages import PostActStage, PostEpisodeStage
 from ...optimizers import Evolutionary, make
+from ...policies.spaces import short_space, spaces_fit
 from ...policies.stochastic import is_vector_env
 from ...trajectories.rollout import RolloutTrajectory
 from ..builder import Batch, BuiltPolicy, build_policy
@@ -95,7 +97,13 @@ def es_loss(policy, model, dist_class, batch):
 def es_optimizer(config: dict[str, Any]) -> Evolutionary:
     """``Evolutionary(lr, num_samples, noise_std=...)``, or the module of ``optimizer_spec``."""
     if config["optimizer_spec"] is not None:
-        return make(config["optimizer_spec"])
+        module = make(config["optimizer_spec"])
+        if not isinstance(module, Evolutionary):  # the fitness is no differentiable loss
+            raise TypeError(
+                f"ES: optimizer_spec must make an Evolutionary module (ES computes no gradients), "
+                f"got {module!r}"
+            )
+        return module
     return Evolutionary(
         learning_rate=config["lr"], num_samples=config["num_samples"], noise_std=config["noise_std"]
     )
@@ -121,6 +129,11 @@ class ES(_ES):
                 f"{type(env).__name__} of {env.n_envs} envs; give it an rk.GymEnv"
             )
         super().__init__(*args, **kwargs)  # reseeds the Evolutionary module from the seed
+        positive_int("ES", "episodes_per_evaluation", self.config["episodes_per_evaluation"])
+        fitness_id = self.config["fitness_env"]
+        if fitness_id is not None:
+            instance_of("ES", "fitness_env", fitness_id, str, "a gymnasium id or None")
+            gym.spec(fitness_id)  # an unknown id raises gymnasium's error now, not at the end
         self.fitness_env: gym.Env | None = None
         self.fitness_steps = 0
         value_ids = {id(p) for p in self.model.vf.parameters()}
@@ -148,7 +161,19 @@ def _fitness_env(policy: ES, env: Any) -> gym.Env:
                     f"{type(env).__name__}; give fitness_env='<gymnasium id>'"
                 )
             env_id = spec.id
-        policy.fitness_env = gym.make(env_id)
+        fitness_env = gym.make(env_id)
+        if not spaces_fit(
+            policy.state_space, policy.action_space,
+            fitness_env.observation_space, fitness_env.action_space,
+        ):  # fmt: skip
+            fitness_env.close()
+            raise ValueError(
+                f"ES: the fitness env {env_id!r} has observations "
+                f"{short_space(fitness_env.observation_space)} and actions "
+                f"{short_space(fitness_env.action_space)}; the policy was made for "
+                f"{short_space(policy.state_space)} and {short_space(policy.action_space)}"
+            )
+        policy.fitness_env = fitness_env
     return policy.fitness_env
 
 
