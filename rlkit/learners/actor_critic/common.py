@@ -38,9 +38,16 @@ import torch
 from torch import nn
 
 from ...approximators.neural import resolve_device
-from ...core.checks import check_gamma, finite_float, non_negative_int, positive_int
+from ...core.checks import (
+    ArgumentTypeError,
+    check_gamma,
+    finite_float,
+    non_negative_int,
+    positive_int,
+)
 from ...core.dispatch import PlanStep, greedy, statistics, where
 from ...core.interfaces import AbstractPolicy
+from ...core.schedules import Schedule
 from ...core.seeding import spawn_seeds
 from ...core.stages import POST_ACT_STAGE, AbstractStage
 from ...core.state import (
@@ -288,6 +295,10 @@ class OffPolicyActorCritic(BuiltPolicy):
         non_negative_int(owner, "learning_starts", c["learning_starts"])
         positive_int(owner, "train_freq", c["train_freq"])
         positive_int(owner, "gradient_steps", c["gradient_steps"])
+        if isinstance(c["lr"], Schedule):
+            raise ArgumentTypeError(
+                f"{owner}: lr cannot be a Schedule (a constant learning rate), got {c['lr']!r}"
+            )
         finite_float(owner, "lr", c["lr"], low=0, low_open=True)
         hidden_sizes(owner, c["hidden"])
 

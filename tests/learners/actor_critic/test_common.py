@@ -174,3 +174,8 @@ def test_a_box_with_equal_bounds_is_refused():
     space = gym.spaces.Box(np.array([-1.0, 1.0]), np.array([1.0, 1.0]), dtype=np.float32)
     with pytest.raises(ValueError, match="SAC: the action space .* high <= low"):
         rk.SAC(state_space=gym.spaces.Box(-1.0, 1.0, (2,), np.float32), action_space=space)
+
+
+def test_a_learning_rate_schedule_is_refused_by_name():
+    with pytest.raises(TypeError, match=r"SAC: lr cannot be a Schedule .*LinearSchedule"):
+        rk.SAC(rk.GymEnv("Pendulum-v1"), lr=rk.LinearSchedule(1e-3, 0.0, 100))
