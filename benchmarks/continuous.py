@@ -10,11 +10,13 @@ machine's load touches both sides alike), when stable-baselines3 is installed, t
 ``buffer_size``, ``learning_starts``, ``batch_size``, ``train_freq``, ``gradient_steps``,
 ``net_arch``, ``NormalActionNoise``), with the same torch thread count. ``SAC_HalfCheetah`` runs
 ``--cheetah-steps`` steps (default 20k, of which the recipe's first 10k are random actions):
-a budget that fits a benchmark run, far from the zoo's 1M. Usage::
+a budget that fits a benchmark run, far from the zoo's 1M. With ``--floor``, TD3 cases also
+report their compute floor (:mod:`continuous_floor`): the same number of gradient steps in the
+plainest eager torch, no environment, timed in the same process. Usage::
 
     python benchmarks/continuous.py [--cases SAC_Pendulum TD3_Pendulum SAC_HalfCheetah]
         [--seeds 5] [--first-seed 0] [--threads 1] [--total-steps N] [--cheetah-steps 20000]
-        [--no-sb3 | --only-sb3]
+        [--no-sb3 | --only-sb3] [--floor]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+from continuous_floor import td3_floor
 from rlkit.experiments.continuous import SAC_HALF_CHEETAH, SAC_PENDULUM, TD3_PENDULUM
 
 import rlkit as rk
@@ -81,15 +84,42 @@ def sb3_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
     return wall, cpu, float(mean)
 
 
+def floor_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
+    """TD3's compute floor for the recipe's number of gradient steps (no return: nan)."""
+    _, env_id, settings = CASES[case]
+    env = gym.make(env_id)
+    updates = (steps - settings["learning_starts"]) // settings["train_freq"]
+    wall, cpu = time.perf_counter(), time.process_time()
+    td3_floor(
+        updates * settings["gradient_steps"],
+        n_obs=int(np.prod(env.observation_space.shape)),
+        n_actions=int(np.prod(env.action_space.shape)),
+        hidden=settings["hidden"],
+        gamma=settings["gamma"],
+        lr=settings["lr"],
+    )
+    return time.perf_counter() - wall, time.process_time() - cpu, float("nan")
+
+
 def _report(name: str, env_id: str, rows: list[tuple[float, float, float]]) -> None:
     walls, cpus, means = (np.array(column) for column in zip(*rows, strict=True))
-    line = (
-        f"{name}: wall {walls.mean():.1f} s, cpu {cpus.mean():.1f} s, deterministic mean "
-        f"{means.mean():.1f} (min {means.min():.1f})"
-    )
+    line = f"{name}: wall {walls.mean():.1f} s, cpu {cpus.mean():.1f} s"
+    if np.isnan(means).all():  # the floor plays no episodes
+        print(line, flush=True)
+        return
+    line += f", deterministic mean {means.mean():.1f} (min {means.min():.1f})"
     if env_id in TARGET:
         line += f"; {int(np.sum(means >= TARGET[env_id]))}/{len(rows)} seeds >= {TARGET[env_id]}"
     print(line, flush=True)
+
+
+def _ratios(seed: int, last: dict[str, tuple[float, float, float]]) -> None:
+    """Wall and CPU time ratios of one seed: rlkit and the floor against SB3, rlkit against
+    the floor (whichever were run)."""
+    for a, b in (("rlkit", "sb3"), ("floor", "sb3"), ("rlkit", "floor")):
+        if a in last and b in last:
+            (w1, c1, _), (w2, c2, _) = last[a], last[b]
+            print(f"  seed {seed}: {a} / {b} wall {w1 / w2:.2f}, cpu {c1 / c2:.2f}")
 
 
 def main() -> None:
@@ -102,6 +132,7 @@ def main() -> None:
     parser.add_argument("--cheetah-steps", type=int, default=20_000)
     parser.add_argument("--no-sb3", action="store_true")
     parser.add_argument("--only-sb3", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="TD3's compute floor too")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(
@@ -121,9 +152,12 @@ def main() -> None:
             steps = args.cheetah_steps
         else:
             steps = args.total_steps or settings["total_steps"]
-        rows: dict[str, list[tuple[float, float, float]]] = {side: [] for side in sides}
+        case_sides = dict(sides)
+        if args.floor and CASES[case][0] == "TD3":
+            case_sides["floor"] = floor_seed
+        rows: dict[str, list[tuple[float, float, float]]] = {side: [] for side in case_sides}
         for seed in range(args.first_seed, args.first_seed + args.seeds):
-            for side, run_seed in sides.items():  # interleaved, so both see the same load
+            for side, run_seed in case_sides.items():  # interleaved, so both see the same load
                 wall, cpu, mean = run_seed(case, seed, steps)
                 rows[side].append((wall, cpu, mean))
                 print(
@@ -131,11 +165,10 @@ def main() -> None:
                     f"{cpu:.1f} s, deterministic mean {mean:.1f}",
                     flush=True,
                 )
-            if len(sides) == 2:
-                (w1, c1, _), (w2, c2, _) = rows["rlkit"][-1], rows["sb3"][-1]
-                print(f"  seed {seed}: rlkit / SB3 wall {w1 / w2:.2f}, cpu {c1 / c2:.2f}")
-        for side in sides:
+            _ratios(seed, {side: side_rows[-1] for side, side_rows in rows.items()})
+        for side in case_sides:
             _report(f"{side} {case} ({steps} steps)", env_id, rows[side])
+
 
 if __name__ == "__main__":
     main()
