@@ -260,11 +260,17 @@ def require_mujoco(recipe: str) -> None:
 
 
 def continuous_experiment(
-    algorithm: type, env_id: str, p: ContinuousParams, *, seed: int, description: str
+    algorithm: type,
+    env_id: str,
+    p: ContinuousParams,
+    *,
+    seed: int,
+    description: str = "",
+    owner: str = "continuous_experiment",
 ) -> rk.Experiment:
     """``algorithm`` (``rk.SAC``, ``rk.TD3`` or ``rk.DDPG``) on ``env_id`` with the
-    hyperparameters ``p`` (checked, naming ``description``) for ``p.total_steps`` steps."""
-    p.check(description or "continuous_experiment")
+    hyperparameters ``p`` (checked, naming ``owner``) for ``p.total_steps`` steps."""
+    p.check(owner)
     env_seed, policy_seed = spawn_seeds(seed, 2)
     if p.n_envs == 1:
         env = rk.GymEnv(env_id, seed=int_seed(env_seed))
@@ -282,41 +288,39 @@ def continuous_experiment(
     )
 
 
+def _recipe(algorithm: type, env_id: str, p: ContinuousParams, seed: int, fn: Any) -> Any:
+    """``continuous_experiment`` for the recipe ``fn`` (its name, its description)."""
+    return continuous_experiment(
+        algorithm, env_id, p, seed=seed, description=_doc(fn), owner=fn.__name__
+    )
+
+
 # ---- recipes ----
 
 
 @rk.experiment
 def SAC_Pendulum(seed: int = 0, p: SACParams = SAC_PENDULUM) -> rk.Experiment:
     """SAC on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (20k steps, lr 1e-3)."""
-    return continuous_experiment(
-        rk.SAC, "Pendulum-v1", p, seed=seed, description=_doc(SAC_Pendulum)
-    )
+    return _recipe(rk.SAC, "Pendulum-v1", p, seed, SAC_Pendulum)
 
 
 @rk.experiment
 def TD3_Pendulum(seed: int = 0, p: TD3Params = TD3_PENDULUM) -> rk.Experiment:
     """TD3 on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (20k steps, noise 0.1)."""
-    return continuous_experiment(
-        rk.TD3, "Pendulum-v1", p, seed=seed, description=_doc(TD3_Pendulum)
-    )
+    return _recipe(rk.TD3, "Pendulum-v1", p, seed, TD3_Pendulum)
 
 
 @rk.experiment
 def DDPG_Pendulum(seed: int = 0, p: DDPGParams = DDPG_PENDULUM) -> rk.Experiment:
     """DDPG on Pendulum-v1 with rl-baselines3-zoo's hyperparameters (20k steps, noise 0.1)."""
-    return continuous_experiment(
-        rk.DDPG, "Pendulum-v1", p, seed=seed, description=_doc(DDPG_Pendulum)
-    )
+    return _recipe(rk.DDPG, "Pendulum-v1", p, seed, DDPG_Pendulum)
 
 
 @rk.experiment
 def TD3_MountainCarContinuous(seed: int = 0, p: TD3Params = TD3_MOUNTAIN_CAR) -> rk.Experiment:
     """TD3 on MountainCarContinuous-v0 with rl-baselines3-zoo's hyperparameters (300k steps,
     Ornstein-Uhlenbeck noise 0.5)."""
-    description = _doc(TD3_MountainCarContinuous)
-    return continuous_experiment(
-        rk.TD3, "MountainCarContinuous-v0", p, seed=seed, description=description
-    )
+    return _recipe(rk.TD3, "MountainCarContinuous-v0", p, seed, TD3_MountainCarContinuous)
 
 
 @rk.experiment
@@ -324,9 +328,7 @@ def SAC_HalfCheetah(seed: int = 0, p: SACParams = SAC_HALF_CHEETAH) -> rk.Experi
     """SAC on MuJoCo HalfCheetah-v5 with rl-baselines3-zoo's hyperparameters (1M steps;
     needs pip install mujoco)."""
     require_mujoco("SAC_HalfCheetah")
-    return continuous_experiment(
-        rk.SAC, "HalfCheetah-v5", p, seed=seed, description=_doc(SAC_HalfCheetah)
-    )
+    return _recipe(rk.SAC, "HalfCheetah-v5", p, seed, SAC_HalfCheetah)
 
 
 @rk.experiment
@@ -334,9 +336,7 @@ def TD3_HalfCheetah(seed: int = 0, p: TD3Params = TD3_HALF_CHEETAH) -> rk.Experi
     """TD3 on MuJoCo HalfCheetah-v5 with rl-baselines3-zoo's hyperparameters (1M steps, noise
     0.1; needs pip install mujoco)."""
     require_mujoco("TD3_HalfCheetah")
-    return continuous_experiment(
-        rk.TD3, "HalfCheetah-v5", p, seed=seed, description=_doc(TD3_HalfCheetah)
-    )
+    return _recipe(rk.TD3, "HalfCheetah-v5", p, seed, TD3_HalfCheetah)
 
 
 def _doc(fn: Any) -> str:

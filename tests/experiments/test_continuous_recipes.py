@@ -181,10 +181,10 @@ def test_wrong_types_and_parameters_of_another_algorithm_are_refused():
 
 def test_continuous_experiment_checks_its_parameters():
     bad = dataclasses.replace(continuous.SAC_PENDULUM, n_envs=0)
-    with pytest.raises(ValueError, match="SAC on Pendulum: n_envs must be a positive integer"):
-        continuous.continuous_experiment(
-            rk.SAC, "Pendulum-v1", bad, seed=0, description="SAC on Pendulum"
-        )
+    with pytest.raises(ValueError, match="MySAC_Pendulum: n_envs must be a positive integer"):
+        continuous.continuous_experiment(rk.SAC, "Pendulum-v1", bad, seed=0, owner="MySAC_Pendulum")
+    with pytest.raises(ValueError, match="^SAC_Pendulum: n_envs must be a positive integer"):
+        continuous.SAC_Pendulum(0, bad)  # called directly, without make_experiment's check
 
 
 def test_rlkit_run_sets_the_parameters_and_config_json_records_them(tmp_path, capsys):
