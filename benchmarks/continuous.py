@@ -6,20 +6,25 @@ For each case and seed: train rlkit's recipe (rl-baselines3-zoo's hyperparameter
 sensitive to a shared machine) and the mean return over 10 deterministic episodes on a separate
 environment seeded ``10_000 + seed``. Then, for the same seed (interleaved, so a change in the
 machine's load touches both sides alike), when stable-baselines3 is installed, the same for
-``stable_baselines3.SAC`` / ``TD3`` with the same settings (``learning_rate``, ``gamma``,
-``buffer_size``, ``learning_starts``, ``batch_size``, ``train_freq``, ``gradient_steps``,
-``net_arch``, ``NormalActionNoise``), with the same torch thread count. ``SAC_HalfCheetah`` runs
-``--cheetah-steps`` steps (default 20k, of which the recipe's first 10k are random actions):
-a budget that fits a benchmark run, far from the zoo's 1M. Usage::
+``stable_baselines3.SAC`` / ``TD3`` with the same settings (every field of the recipe's
+``SACParams`` / ``TD3Params``: ``learning_rate``, ``gamma``, ``buffer_size``,
+``learning_starts``, ``batch_size``, ``tau``, ``train_freq``, ``gradient_steps``, ``net_arch``,
+the action noise and the algorithm's own), with the same torch thread count.
+``SAC_HalfCheetah`` runs ``--cheetah-steps`` steps (default 20k, of which the recipe's first 10k
+are random actions): a budget that fits a benchmark run, far from the zoo's 1M. With
+``--floor``, TD3 cases also report their compute floor (:mod:`continuous_floor`): the same
+number of gradient steps in the plainest eager torch, no environment, timed in the same
+process. Usage::
 
     python benchmarks/continuous.py [--cases SAC_Pendulum TD3_Pendulum SAC_HalfCheetah]
         [--seeds 5] [--first-seed 0] [--threads 1] [--total-steps N] [--cheetah-steps 20000]
-        [--no-sb3 | --only-sb3]
+        [--no-sb3 | --only-sb3] [--floor]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import platform
 import time
 from typing import Any
@@ -27,11 +32,18 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from rlkit.experiments.continuous import SAC_HALF_CHEETAH, SAC_PENDULUM, TD3_PENDULUM
+from continuous_floor import td3_floor
+from rlkit.experiments.continuous import (
+    SAC_HALF_CHEETAH,
+    SAC_PENDULUM,
+    TD3_PENDULUM,
+    ContinuousParams,
+    DDPGParams,
+)
 
 import rlkit as rk
 
-CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
+CASES: dict[str, tuple[str, str, ContinuousParams]] = {
     "SAC_Pendulum": ("SAC", "Pendulum-v1", SAC_PENDULUM),
     "TD3_Pendulum": ("TD3", "Pendulum-v1", TD3_PENDULUM),
     "SAC_HalfCheetah": ("SAC", "HalfCheetah-v5", SAC_HALF_CHEETAH),
@@ -54,24 +66,12 @@ def sb3_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
     """The same for Stable-Baselines3's algorithm with the recipe's settings."""
     import stable_baselines3 as sb3
     from stable_baselines3.common.evaluation import evaluate_policy
-    from stable_baselines3.common.noise import NormalActionNoise
 
-    algorithm, env_id, settings = CASES[case]
+    algorithm, env_id, p = CASES[case]
     env = gym.make(env_id)
-    kwargs: dict[str, Any] = {}
-    for key, value in settings.items():
-        if key == "total_steps":
-            continue
-        if key == "lr":
-            kwargs["learning_rate"] = value
-        elif key == "hidden":
-            kwargs["policy_kwargs"] = {"net_arch": list(value)}
-        elif key == "noise":
-            n = env.action_space.shape[0]
-            kwargs["action_noise"] = NormalActionNoise(np.zeros(n), value[1] * np.ones(n))
-        else:
-            kwargs[key] = value
-    model = getattr(sb3, algorithm)("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
+    model = getattr(sb3, algorithm)(
+        "MlpPolicy", env, seed=seed, device="cpu", **sb3_kwargs(p, env.action_space.shape[0])
+    )
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=steps)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -81,15 +81,62 @@ def sb3_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
     return wall, cpu, float(mean)
 
 
+def sb3_kwargs(p: ContinuousParams, n_actions: int) -> dict[str, Any]:
+    """Stable-Baselines3's keyword arguments for the recipe's hyperparameters ``p``: every one
+    of them (``lr`` as ``learning_rate``, ``hidden`` as ``net_arch``, the noise as an
+    ``ActionNoise``), whether or not it is SB3's default."""
+    from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise
+
+    kwargs = {
+        {"lr": "learning_rate"}.get(name, name): value
+        for name, value in dataclasses.asdict(p).items()
+        if name not in p.run_fields and name != "hidden"
+    }
+    kwargs["policy_kwargs"] = {"net_arch": list(p.hidden)}
+    if isinstance(p, DDPGParams) and p.noise_type is not None:
+        noise = {"normal": NormalActionNoise, "ornstein-uhlenbeck": OrnsteinUhlenbeckActionNoise}
+        kwargs["action_noise"] = noise[p.noise_type](
+            np.zeros(n_actions), p.noise_std * np.ones(n_actions)
+        )
+    return kwargs
+
+
+def floor_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
+    """TD3's compute floor for the recipe's number of gradient steps (no return: nan)."""
+    _, env_id, p = CASES[case]
+    env = gym.make(env_id)
+    updates = (steps - p.learning_starts) // p.train_freq
+    wall, cpu = time.perf_counter(), time.process_time()
+    td3_floor(
+        updates * p.gradient_steps,
+        n_obs=int(np.prod(env.observation_space.shape)),
+        n_actions=int(np.prod(env.action_space.shape)),
+        hidden=p.hidden,
+        gamma=p.gamma,
+        lr=p.lr,
+    )
+    return time.perf_counter() - wall, time.process_time() - cpu, float("nan")
+
+
 def _report(name: str, env_id: str, rows: list[tuple[float, float, float]]) -> None:
     walls, cpus, means = (np.array(column) for column in zip(*rows, strict=True))
-    line = (
-        f"{name}: wall {walls.mean():.1f} s, cpu {cpus.mean():.1f} s, deterministic mean "
-        f"{means.mean():.1f} (min {means.min():.1f})"
-    )
+    line = f"{name}: wall {walls.mean():.1f} s, cpu {cpus.mean():.1f} s"
+    if np.isnan(means).all():  # the floor plays no episodes
+        print(line, flush=True)
+        return
+    line += f", deterministic mean {means.mean():.1f} (min {means.min():.1f})"
     if env_id in TARGET:
         line += f"; {int(np.sum(means >= TARGET[env_id]))}/{len(rows)} seeds >= {TARGET[env_id]}"
     print(line, flush=True)
+
+
+def _ratios(seed: int, last: dict[str, tuple[float, float, float]]) -> None:
+    """Wall and CPU time ratios of one seed: rlkit and the floor against SB3, rlkit against
+    the floor (whichever were run)."""
+    for a, b in (("rlkit", "sb3"), ("floor", "sb3"), ("rlkit", "floor")):
+        if a in last and b in last:
+            (w1, c1, _), (w2, c2, _) = last[a], last[b]
+            print(f"  seed {seed}: {a} / {b} wall {w1 / w2:.2f}, cpu {c1 / c2:.2f}")
 
 
 def main() -> None:
@@ -102,6 +149,7 @@ def main() -> None:
     parser.add_argument("--cheetah-steps", type=int, default=20_000)
     parser.add_argument("--no-sb3", action="store_true")
     parser.add_argument("--only-sb3", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="TD3's compute floor too")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(
@@ -116,14 +164,17 @@ def main() -> None:
         else:
             sides["sb3"] = sb3_seed
     for case in args.cases:
-        _, env_id, settings = CASES[case]
+        _, env_id, p = CASES[case]
         if env_id.startswith("HalfCheetah"):
             steps = args.cheetah_steps
         else:
-            steps = args.total_steps or settings["total_steps"]
-        rows: dict[str, list[tuple[float, float, float]]] = {side: [] for side in sides}
+            steps = args.total_steps or p.total_steps
+        case_sides = dict(sides)
+        if args.floor and CASES[case][0] == "TD3":
+            case_sides["floor"] = floor_seed
+        rows: dict[str, list[tuple[float, float, float]]] = {side: [] for side in case_sides}
         for seed in range(args.first_seed, args.first_seed + args.seeds):
-            for side, run_seed in sides.items():  # interleaved, so both see the same load
+            for side, run_seed in case_sides.items():  # interleaved, so both see the same load
                 wall, cpu, mean = run_seed(case, seed, steps)
                 rows[side].append((wall, cpu, mean))
                 print(
@@ -131,11 +182,10 @@ def main() -> None:
                     f"{cpu:.1f} s, deterministic mean {mean:.1f}",
                     flush=True,
                 )
-            if len(sides) == 2:
-                (w1, c1, _), (w2, c2, _) = rows["rlkit"][-1], rows["sb3"][-1]
-                print(f"  seed {seed}: rlkit / SB3 wall {w1 / w2:.2f}, cpu {c1 / c2:.2f}")
-        for side in sides:
+            _ratios(seed, {side: side_rows[-1] for side, side_rows in rows.items()})
+        for side in case_sides:
             _report(f"{side} {case} ({steps} steps)", env_id, rows[side])
+
 
 if __name__ == "__main__":
     main()

@@ -7,7 +7,7 @@ deterministic (greedy) mean over 20 episodes on a separate environment. In the s
 
 * the compute floor: the same number of gradient steps as training took (updates x epochs x
   minibatches), on random batches of the same size, with the same actor-critic network, loss,
-  Adam and gradient clipping, and no environment, no acting, no rollout;
+  Adam (fused, as rlkit's) and gradient clipping, and no environment, no acting, no rollout;
 * the bare vector environment time: the same number of steps of the same ``VectorGymEnv`` with
   random actions and no policy;
 * when stable-baselines3 is installed, SB3's PPO (or A2C) with the same hyperparameters on the
@@ -53,7 +53,7 @@ def compute_floor(policy) -> float:
         **{k: v for k, v in config.items() if k in ("hidden", "activation")},
     )
     model = fresh.model
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-5)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-5, fused=True)
     g = torch.Generator().manual_seed(0)
     obs = torch.randn(batch_size, 4, generator=g)
     actions = torch.randint(0, 2, (batch_size,), generator=g)

@@ -100,6 +100,9 @@ class GradientDescent(OptimizerModule):
     Args:
         torch_optimizer_cls: a ``torch.optim.Optimizer`` subclass or its name (``"adam"``).
         max_grad_norm: clip the gradient's global norm to this before the step (None: never).
+        keep_deltas: copy the parameters before each step so that the result's ``deltas`` and
+            ``estimated_improvement`` can be read (False: no copy, and reading them is an
+            error; for a learner that reads only the loss, as the off-policy actor-critics).
         **kw: the torch optimizer's arguments (``lr=3e-4``, ...).
 
     Example:
@@ -114,7 +117,12 @@ class GradientDescent(OptimizerModule):
     type_name = "gradient_descent"
 
     def __init__(
-        self, torch_optimizer_cls: Any, *, max_grad_norm: float | None = None, **kw: Any
+        self,
+        torch_optimizer_cls: Any,
+        *,
+        max_grad_norm: float | None = None,
+        keep_deltas: bool = True,
+        **kw: Any,
     ) -> None:
         self.torch_optimizer_cls = torch_optimizer_class("GradientDescent", torch_optimizer_cls)
         self.max_grad_norm = (
@@ -130,6 +138,7 @@ class GradientDescent(OptimizerModule):
         self._pending_state: dict | None = None
         self._before: list[torch.Tensor] = []
         self._steps = 0  # steps taken (to refuse reading a step's deltas after the next one)
+        self.keep_deltas = bool(keep_deltas)
         if "lr" in kw:
             finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
         _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
@@ -141,6 +150,8 @@ class GradientDescent(OptimizerModule):
         out: dict[str, Any] = {"optimizer": name, **self.kwargs}
         if self.max_grad_norm is not None:
             out["max_grad_norm"] = self.max_grad_norm
+        if not self.keep_deltas:
+            out["keep_deltas"] = False
         return out
 
     def _build(self, params: list[torch.Tensor]) -> torch.optim.Optimizer:
@@ -148,7 +159,7 @@ class GradientDescent(OptimizerModule):
         if self.optimizer is None:
             self.optimizer = make_torch_optimizer(self.torch_optimizer_cls, params, self.kwargs)
             self._param_ids = ids
-            self._before = [torch.empty_like(p) for p in params]
+            self._before = [torch.empty_like(p) for p in params] if self.keep_deltas else []
             if self._pending_state is not None:
                 self.optimizer.load_state_dict(self._pending_state)
                 self._pending_state = None
@@ -178,7 +189,8 @@ class GradientDescent(OptimizerModule):
             return loss
 
         detached = [p.detach() for p in params]
-        torch._foreach_copy_(self._before, detached)
+        if self.keep_deltas:
+            torch._foreach_copy_(self._before, detached)
         optimizer.step(closure)
         self._steps += 1
         step = self._steps
@@ -197,6 +209,11 @@ class GradientDescent(OptimizerModule):
         return result
 
     def _check_fresh(self, step: int) -> None:
+        if not self.keep_deltas:
+            raise RuntimeError(
+                "GradientDescent: made with keep_deltas=False, so its steps do not record their "
+                "deltas or estimated improvement"
+            )
         if step != self._steps:
             raise RuntimeError(
                 "GradientDescent: a step's deltas and estimated improvement must be read before "

@@ -58,7 +58,10 @@ class StochasticPolicy(AbstractPolicy):
         dist_class: an :class:`ActionDistribution` subclass (default
             ``distribution_for(action_space)``).
         seed: seeds the sampling generator (an int or a ``numpy.random.SeedSequence``).
-        device: where the model runs.
+        device: where the model runs (``"cpu"``, ``"cuda"``). The sampling generator stays on
+            the CPU whatever the device: the draws are made there and moved to the model, so a
+            seed draws the same numbers on every device (the networks' arithmetic still
+            differs between devices in rounding).
 
     Example:
         >>> import gymnasium as gym, torch, rlkit as rk

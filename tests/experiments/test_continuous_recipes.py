@@ -1,15 +1,23 @@
-"""Continuous-control recipes (experiments/continuous.py): registration, settings, vector envs,
-the MuJoCo requirement, and SAC learning Pendulum within a small budget."""
+"""Continuous-control recipes (experiments/continuous.py): registration, settings (their
+dataclasses, overrides, checks, config.json), vector envs, the MuJoCo requirement, and SAC, TD3
+and DDPG learning Pendulum within a small budget."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
 
 import pytest
 import torch
 from rlkit.experiments import continuous
 
 import rlkit as rk
+from rlkit.cli import main
+from rlkit.core.experiment import recipe_parameters
+from rlkit.learners.actor_critic.ddpg import DDPG_DEFAULTS
+from rlkit.learners.actor_critic.sac import SAC_DEFAULTS
+from rlkit.learners.actor_critic.td3 import TD3_DEFAULTS
 
 RECIPES = [
     "SAC_Pendulum",
@@ -77,19 +85,118 @@ def test_half_cheetah_recipe_runs():
     assert exp.policy.policy.gradient_steps == 10 and exp.env.action_space.shape == (6,)
 
 
-def test_bad_n_envs():
-    # the owner was the description (a sentence), it is the algorithm and the env
-    with pytest.raises(ValueError, match="^SAC on Pendulum-v1: n_envs must be a positive"):
-        continuous.continuous_experiment(
-            rk.SAC,
-            "Pendulum-v1",
-            {"total_steps": 1},
-            seed=0,
-            total_steps=None,
-            n_envs=0,
-            device="cpu",
-            description="SAC on Pendulum-v1 with rl-baselines3-zoo's hyperparameters.",
-        )
+@pytest.mark.parametrize(
+    "params, defaults",
+    [
+        (continuous.SACParams, SAC_DEFAULTS),
+        (continuous.TD3Params, TD3_DEFAULTS),
+        (continuous.DDPGParams, DDPG_DEFAULTS),
+    ],
+)
+def test_the_dataclass_defaults_are_the_algorithms_defaults(params, defaults):
+    config = params(total_steps=1).algorithm_config()
+    assert set(config) <= set(defaults)
+    assert config == {key: defaults[key] for key in config}
+
+
+def test_recipe_constants_name_only_what_the_zoo_changes():
+    def changed(p):
+        return {
+            f.name: getattr(p, f.name)
+            for f in dataclasses.fields(p)
+            if getattr(p, f.name) != f.default
+        }
+
+    assert changed(continuous.SAC_PENDULUM) == {"total_steps": 20_000, "lr": 1e-3}
+    assert changed(continuous.TD3_MOUNTAIN_CAR) == {
+        "total_steps": 300_000,
+        "noise_type": "ornstein-uhlenbeck",
+        "noise_std": 0.5,
+    }
+    assert changed(continuous.TD3_PENDULUM) == changed(continuous.DDPG_PENDULUM)
+
+
+def test_every_field_is_a_recipe_parameter_and_is_recorded():
+    sac = recipe_parameters("SAC_Pendulum")
+    assert {"lr", "hidden", "learning_starts", "batch_size", "n_envs", "device"} <= set(sac)
+    assert {"tau", "gamma", "buffer_size", "ent_coef", "target_update_interval"} <= set(sac)
+    assert "noise_type" not in sac and "policy_delay" not in sac
+    assert "policy_delay" in recipe_parameters("TD3_Pendulum")
+    assert "policy_delay" not in recipe_parameters("DDPG_Pendulum")
+    exp = rk.make_experiment("TD3_Pendulum", seed=0, tau=0.01)
+    assert exp.params == {**dataclasses.asdict(continuous.TD3_PENDULUM), "tau": 0.01}
+    assert exp.policy.policy.config["tau"] == 0.01
+
+
+def test_overrides_reach_the_algorithm():
+    exp = rk.make_experiment(
+        "TD3_Pendulum",
+        seed=0,
+        noise_type="ornstein-uhlenbeck",
+        noise_std=0.3,
+        policy_delay=3,
+        target_policy_noise=0.1,
+        gradient_steps=2,
+    )
+    policy = exp.policy.policy
+    assert isinstance(policy.noise, rk.OrnsteinUhlenbeckActionNoise) and policy.noise.sigma == 0.3
+    c = policy.config
+    assert (c["policy_delay"], c["target_policy_noise"], c["gradient_steps"]) == (3, 0.1, 2)
+    assert rk.make_experiment("DDPG_Pendulum", noise_type=None).policy.policy.noise is None
+    sac = rk.make_experiment("SAC_Pendulum", seed=0, ent_coef=0.2, target_update_interval=2)
+    assert "ent_coef" not in sac.policy.policy.optimizers  # a fixed coefficient
+    assert sac.policy.policy.config["target_update_interval"] == 2
+
+
+@pytest.mark.parametrize(
+    "name, overrides, message",
+    [
+        ("SAC_Pendulum", {"n_envs": 0}, "SAC_Pendulum: n_envs must be a positive integer, got 0"),
+        ("TD3_Pendulum", {"tau": 0.0}, "TD3_Pendulum: tau must be"),
+        ("DDPG_Pendulum", {"gamma": 1.5}, "DDPG_Pendulum: gamma must be"),
+        ("SAC_Pendulum", {"hidden": ()}, "SAC_Pendulum: hidden must list at least one"),
+        ("TD3_Pendulum", {"noise_type": "gaussian"}, "TD3_Pendulum: noise_type must be None"),
+        ("TD3_MountainCarContinuous", {"noise_std": -0.1}, "TD3_MountainCarContinuous: noise_std"),
+        ("TD3_Pendulum", {"policy_delay": 0}, "TD3_Pendulum: policy_delay must be a positive"),
+        ("SAC_Pendulum", {"ent_coef": "auto_0"}, "SAC_Pendulum: ent_coef must be 'auto'"),
+        ("SAC_Pendulum", {"ent_coef": -1.0}, "SAC_Pendulum: ent_coef must be 'auto'"),
+        ("SAC_Pendulum", {"target_entropy": "low"}, "SAC_Pendulum: target_entropy must be"),
+        ("SAC_Pendulum", {"learning_starts": -1}, "SAC_Pendulum: learning_starts must be a non-"),
+    ],
+)
+def test_bad_values_are_refused_naming_the_recipe_and_the_parameter(name, overrides, message):
+    with pytest.raises(ValueError) as error:
+        rk.make_experiment(name, **overrides)
+    assert str(error.value).startswith(message)
+
+
+def test_wrong_types_and_parameters_of_another_algorithm_are_refused():
+    with pytest.raises(TypeError, match="SAC_Pendulum: lr must be float, got 'fast'"):
+        rk.make_experiment("SAC_Pendulum", lr="fast")
+    with pytest.raises(TypeError, match="DDPG_Pendulum: unknown parameter 'policy_delay'"):
+        rk.make_experiment("DDPG_Pendulum", policy_delay=2)
+    with pytest.raises(TypeError, match="SAC_Pendulum: unknown parameter 'noise_type'"):
+        rk.make_experiment("SAC_Pendulum", noise_type="normal")
+
+
+def test_continuous_experiment_checks_its_parameters():
+    bad = dataclasses.replace(continuous.SAC_PENDULUM, n_envs=0)
+    with pytest.raises(ValueError, match="MySAC_Pendulum: n_envs must be a positive integer"):
+        continuous.continuous_experiment(rk.SAC, "Pendulum-v1", bad, seed=0, owner="MySAC_Pendulum")
+    with pytest.raises(ValueError, match="^SAC_Pendulum: n_envs must be a positive integer"):
+        continuous.SAC_Pendulum(0, bad)  # called directly, without make_experiment's check
+
+
+def test_rlkit_run_sets_the_parameters_and_config_json_records_them(tmp_path, capsys):
+    run_dir = tmp_path / "sac"
+    sets = ["lr=0.001", "total_steps=300", "learning_starts=100", "hidden=16,", "ent_coef=auto_0.5"]
+    args = ["run", "SAC_Pendulum", "--logdir", str(run_dir), "--quiet"]
+    assert main([*args, *(word for s in sets for word in ("--set", s))]) == 0
+    config = json.loads((run_dir / "config.json").read_text())
+    params = config["params"]
+    assert (params["lr"], params["total_steps"], params["learning_starts"]) == (0.001, 300, 100)
+    assert params["hidden"] == [16] and params["ent_coef"] == "auto_0.5"
+    assert params["tau"] == 0.005 and config["budget"] == "StopAfterNSteps(300)"
 
 
 @pytest.mark.slow

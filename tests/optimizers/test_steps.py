@@ -272,3 +272,19 @@ def test_lean_gradient_clipping_equals_torchs(problem):
     assert clip_grad_norm(params, 0.01) == float(expected)
     for p, c in zip(params, copies, strict=True):
         assert torch.equal(p.grad, c.grad)
+
+
+def test_gradient_descent_without_deltas_takes_the_same_step_and_refuses_to_report_them():
+    def run(keep: bool):
+        w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+        opt = GradientDescent("adam", lr=0.1, keep_deltas=keep)
+        results = [opt.step([w], lambda: (w**2).sum()) for _ in range(3)]
+        return w.detach().clone(), results[-1], opt
+
+    (kept, with_deltas, _), (lean, without, opt) = run(True), run(False)
+    assert torch.equal(kept, lean) and with_deltas.loss == without.loss
+    with pytest.raises(RuntimeError, match="keep_deltas=False"):
+        _ = without.deltas
+    with pytest.raises(RuntimeError, match="keep_deltas=False"):
+        _ = without.estimated_improvement
+    assert opt.settings()["keep_deltas"] is False

@@ -575,8 +575,9 @@ def _(policy: OffPolicyActorCritic, /):
 
 def adam(config: dict[str, Any]) -> GradientDescent:
     """Adam with SB3's settings (eps 1e-8) at learning rate ``lr``, fused into one kernel per
-    step where torch has one (the same algorithm, faster)."""
-    return GradientDescent("adam", lr=config["lr"], fused=True)
+    step where torch has one (the same algorithm, faster); the learner reads only the loss, so
+    the parameters are not copied to report deltas."""
+    return GradientDescent("adam", lr=config["lr"], fused=True, keep_deltas=False)
 
 
 def mse(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
