@@ -106,19 +106,20 @@ class ActorCritic(nn.Module):
 
 def observation_size(owner: str, space: Any) -> int:
     """The input size of an MLP on observations of ``space``: a ``Box`` (of any shape, flattened;
-    integer dtypes such as images are fed as floats). Other spaces are refused naming
-    gymnasium's ``FlattenObservation`` wrapper, which makes a ``Box`` of them (``Discrete`` one-hot,
-    ``Dict`` and ``Tuple`` concatenated).
+    integer dtypes such as images are fed as floats). Other spaces, and a ``Box`` of shape ``()``,
+    are refused naming gymnasium's ``FlattenObservation`` wrapper, which makes a ``Box`` of them
+    (``Discrete`` one-hot, ``Dict`` and ``Tuple`` concatenated, a scalar of shape ``(1,)``).
 
     Example:
         >>> observation_size("PPO", gym.spaces.Box(0, 255, (8, 8, 3)))
         192
     """
-    if not isinstance(space, gym.spaces.Box):
+    if not isinstance(space, gym.spaces.Box) or space.shape == ():
         raise TypeError(
-            f"{owner}: the observation space must be a Box, got {space}; wrap the env with "
-            f"gymnasium.wrappers.FlattenObservation (Discrete becomes one-hot, Dict and Tuple "
-            f"are concatenated), e.g. rk.GymEnv(FlattenObservation(gymnasium.make(id)))"
+            f"{owner}: the observation space must be a Box of at least one dimension, got "
+            f"{space}; wrap the env with gymnasium.wrappers.FlattenObservation (Discrete becomes "
+            f"one-hot, Dict and Tuple are concatenated, a scalar Box gets shape (1,)), e.g. "
+            f"rk.GymEnv(FlattenObservation(gymnasium.make(id)))"
         )
     return int(np.prod(space.shape))
 

@@ -20,10 +20,12 @@ _BOX = gym.spaces.Box(-1, 1, (3,), np.float32)
         gym.spaces.MultiDiscrete([3, 4]),
         gym.spaces.Dict({"a": _BOX}),
         gym.spaces.Tuple((_BOX, _BOX)),
+        gym.spaces.Box(-1, 1, (), np.float32),  # failed at the first step: an IndexError
     ],
 )
 def test_observation_spaces_other_than_box_are_refused_naming_the_wrapper(space):
-    with pytest.raises(TypeError, match="observation space must be a Box.*FlattenObservation"):
+    with pytest.raises(TypeError, match="observation space must be a Box of at least one "
+                       "dimension.*FlattenObservation"):
         rk.PPO(state_space=space, action_space=gym.spaces.Discrete(2))
 
 
