@@ -112,6 +112,19 @@ class RolloutTrajectory(AbstractTrajectory):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("RolloutTrajectory", state, "t", "half", "traces")
-        self.t = state_count("RolloutTrajectory", state, "t")
+        traces = {name: np.array(array) for name, array in state["traces"].items()}
+        for name, array in traces.items():  # a rollout of another size fails later, mid-run
+            if array.shape[:2] != (self.n_steps, self.n_envs):
+                raise ValueError(
+                    f"RolloutTrajectory.load_state_dict: trace {name!r} holds n_steps x n_envs = "
+                    f"{' x '.join(map(str, array.shape[:2]))}, this rollout "
+                    f"{self.n_steps} x {self.n_envs}"
+                )
+        t = state_count("RolloutTrajectory", state, "t")
+        if t > self.n_steps:
+            raise ValueError(
+                f"RolloutTrajectory.load_state_dict: t={t} exceeds n_steps={self.n_steps}"
+            )
+        self.t = t
         self._half = bool(state["half"])
-        self.traces = {name: np.array(array) for name, array in state["traces"].items()}
+        self.traces = traces

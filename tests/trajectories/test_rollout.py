@@ -38,3 +38,16 @@ def test_rollout_state_dict_round_trip_and_errors():
         RolloutTrajectory(4, 2).write_action(np.zeros((3, 1)), np.zeros(3))
     with pytest.raises(ValueError, match="n_steps must be a positive integer"):
         RolloutTrajectory(0)
+
+
+def test_a_state_of_another_size_is_refused():
+    # a PPO checkpoint resumed with another n_steps loaded, then failed mid-run with an IndexError
+    t = RolloutTrajectory(4, 2)
+    _step(t, 1)
+    saved = t.state_dict()
+    for other in (RolloutTrajectory(8, 2), RolloutTrajectory(4, 3)):
+        with pytest.raises(ValueError, match=r"trace 'state' holds n_steps x n_envs = 4 x 2, this "
+                           rf"rollout {other.n_steps} x {other.n_envs}"):
+            other.load_state_dict(saved)
+    with pytest.raises(ValueError, match="t=5 exceeds n_steps=4"):
+        RolloutTrajectory(4, 2).load_state_dict({**saved, "t": 5})
