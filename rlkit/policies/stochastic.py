@@ -106,7 +106,13 @@ class StochasticPolicy(AbstractPolicy):
 
     # ---- acting ----
     def observation_tensor(self, state: Any) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(state), dtype=torch.float32, device=self.device)
+        try:
+            return torch.as_tensor(np.asarray(state), dtype=torch.float32, device=self.device)
+        except TypeError as error:  # e.g. the None state of an env that was never reset
+            raise TypeError(
+                f"{type(self).__name__}: cannot act on the observation {state!r:.80}; an env "
+                f"has no observation before env.reset()"
+            ) from error
 
     def distribution(self, obs: torch.Tensor, mask: Any = None) -> ActionDistribution:
         """The action distribution for a batch of observations."""

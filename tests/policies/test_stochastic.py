@@ -1,5 +1,6 @@
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 
 import rlkit as rk
@@ -91,3 +92,13 @@ def test_integer_and_float16_box_actions_reach_the_env_in_its_dtype():
     env64 = rk.GymEnv(_BoxOf(gym.spaces.Box(-1, 1, (3,), np.float64)), seed=0)
     env64.reset()
     assert rk.PPO(env64, seed=0)(env64).dtype == np.float64  # clipped to its float64 bounds
+
+
+def test_acting_before_the_env_was_reset_says_so():
+    # it was torch's "can't convert np.ndarray of type numpy.object_"
+    env = rk.GymEnv("CartPole-v1", seed=0)
+    policy = rk.PPO(env, seed=0)
+    for acting in (policy, rk.greedy(policy)):
+        with pytest.raises(TypeError, match=r"PPO: cannot act on the observation .*None.* before "
+                           r"env.reset\(\)"):
+            acting(env)
