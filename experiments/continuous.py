@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -135,10 +134,11 @@ class SACParams(ContinuousParams):
 
     def check(self, owner: str) -> None:
         super().check(owner)
-        _check_ent_coef(owner, self.ent_coef)
-        te = self.target_entropy
-        if te != "auto" and not (checks.is_real(te) and math.isfinite(te)):
-            raise ValueError(f"{owner}: target_entropy must be 'auto' or a number, got {te!r}")
+        # torch is imported when a recipe is built, not when recipes are listed
+        from rlkit.learners.actor_critic.sac import check_target_entropy, parse_ent_coef
+
+        parse_ent_coef(owner, self.ent_coef)
+        check_target_entropy(owner, self.target_entropy)
         checks.positive_int(owner, "target_update_interval", self.target_update_interval)
 
 
@@ -207,22 +207,6 @@ class TD3Params(DDPGParams):
         checks.positive_int(owner, "policy_delay", self.policy_delay)
         checks.finite_float(owner, "target_policy_noise", self.target_policy_noise, low=0.0)
         checks.finite_float(owner, "target_noise_clip", self.target_noise_clip, low=0.0)
-
-
-def _check_ent_coef(owner: str, value: Any) -> None:
-    """SB3's ``ent_coef``: ``"auto"``, ``"auto_<x>"`` with x > 0, or a positive number."""
-    if isinstance(value, str) and (value == "auto" or value.startswith("auto_")):
-        try:
-            ok = value == "auto" or float(value.split("_", 1)[1]) > 0
-        except ValueError:
-            ok = False
-    else:
-        ok = checks.is_real(value) and math.isfinite(value) and value > 0
-    if not ok:
-        raise ValueError(
-            f"{owner}: ent_coef must be 'auto', 'auto_<initial value>' or a positive number, "
-            f"got {value!r}"
-        )
 
 
 # rl-baselines3-zoo hyperparams/{sac,td3,ddpg}.yml

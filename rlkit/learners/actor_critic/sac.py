@@ -65,6 +65,7 @@ __all__ = [
     "sac_gradient_step",
     "sac_model",
     "parse_ent_coef",
+    "check_target_entropy",
 ]
 
 SAC_DEFAULTS = {
@@ -105,24 +106,31 @@ def squashed_gaussian(
 
 def parse_ent_coef(owner: str, value: Any) -> tuple[bool, float]:
     """``(learned, initial value)`` from SB3's ``ent_coef``: ``"auto"`` (learned from 1.0),
-    ``"auto_0.1"`` (learned from 0.1) or a positive number (fixed)."""
+    ``"auto_0.1"`` (learned from 0.1) or a positive number (fixed); anything else is a
+    ``ValueError`` naming ``owner``."""
+    learned, init = False, math.nan
     if isinstance(value, str) and (value == "auto" or value.startswith("auto_")):
-        init = 1.0
+        learned, init = True, 1.0
         if value != "auto":
             try:
                 init = float(value.split("_", 1)[1])
             except ValueError:
-                init = -1.0
-        if not init > 0:
-            raise ValueError(f"{owner}: ent_coef 'auto_<x>' needs x > 0, got {value!r}")
-        return True, init
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        if math.isfinite(value):
-            return False, float(value)
-    raise ValueError(
-        f"{owner}: ent_coef must be 'auto', 'auto_<initial value>' or a positive number, "
-        f"got {value!r}"
-    )
+                init = math.nan
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        init = float(value)
+    if not (init > 0 and math.isfinite(init)):
+        raise ValueError(
+            f"{owner}: ent_coef must be 'auto', 'auto_<initial value>' or a positive number, "
+            f"got {value!r}"
+        )
+    return learned, init
+
+
+def check_target_entropy(owner: str, value: Any) -> None:
+    """SB3's ``target_entropy``: ``"auto"`` (``-dim(A)``) or a finite number."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if value != "auto" and not (number and math.isfinite(value)):
+        raise ValueError(f"{owner}: target_entropy must be 'auto' or a number, got {value!r}")
 
 
 def _target_entropy(policy: Any) -> float:
@@ -224,9 +232,7 @@ class _SACBase(OffPolicyActorCritic):
         parse_ent_coef(owner, self.config["ent_coef"])
         positive_int(owner, "target_update_interval", self.config["target_update_interval"])
         positive_int(owner, "n_critics", self.config["n_critics"])
-        te = self.config["target_entropy"]
-        if te != "auto" and not (isinstance(te, (int, float)) and math.isfinite(te)):
-            raise ValueError(f"{owner}: target_entropy must be 'auto' or a number, got {te!r}")
+        check_target_entropy(owner, self.config["target_entropy"])
 
     def _make_optimizers(self, owner: str) -> dict[str, Any]:
         made = super()._make_optimizers(owner)
