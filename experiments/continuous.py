@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.seeding import int_seed, spawn_seeds
+from rlkit.learners.hyperparameters import hidden_sizes
 
 __all__ = [
     "ContinuousParams",
@@ -107,8 +108,7 @@ class ContinuousParams:
         checks.check_gamma(owner, self.gamma)
         if not self.hidden:
             raise ValueError(f"{owner}: hidden must list at least one layer size, got ()")
-        for size in self.hidden:
-            checks.positive_int(owner, "hidden", size)
+        hidden_sizes(owner, self.hidden)
         checks.instance_of(owner, "device", self.device, str, "a torch device name")
 
 
