@@ -284,8 +284,7 @@ class BuiltPolicy(StochasticPolicy):
     def agent(cls, env: Any, *, seed: int = 0, **config: Any) -> Agent:
         """A new policy for ``env`` and the rollout it learns from, as an ``rk.Agent``."""
         policy = cls(env, seed=seed, **config)
-        n_envs = env.n_envs if is_vector_env(env) else 1
-        return Agent(policy, RolloutTrajectory(policy.config["n_steps"], n_envs))
+        return Agent(policy, RolloutTrajectory(policy.config["n_steps"], _n_envs(env)))
 
     @classmethod
     def with_updates(cls, **changes: Any) -> type[BuiltPolicy]:
