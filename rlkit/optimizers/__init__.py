@@ -6,10 +6,11 @@ meta-optimizers can evaluate it as often as they need. Modules that compute a st
 :class:`Evolutionary`, :class:`Synchronization`; modules that wrap one: :class:`MultiStep`,
 :class:`ClippedStep`, :class:`OptimizedStep`. Solvers: :class:`ConjugateGradient`,
 :class:`LineSearch`. :func:`make` builds a tree from a spec; ``rk.explain(module)`` prints it.
-TRPO is ``OptimizedStep(NaturalGradient(...))``, PPO's update ``MultiStep(GradientDescent(Adam))``.
+TRPO is ``OptimizedStep(NaturalGradient(...))``, PPO's update
+``MultiStep(ClippedStep(GradientDescent(Adam), max_norm, on="gradient"))``.
 """
 
-from .base import OptimizerModule, StepResult
+from .base import EarlyStop, OptimizerModule, StepResult
 from .clipped import ClippedStep
 from .evolutionary import Evolutionary
 from .gradient import GradientDescent
@@ -21,6 +22,7 @@ from .spec import MODULE_TYPES, UnknownOptimizerError, make
 from .synchronization import Synchronization
 
 __all__ = [
+    "EarlyStop",
     "OptimizerModule",
     "StepResult",
     "GradientDescent",

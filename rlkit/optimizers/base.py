@@ -27,6 +27,7 @@ from torch import nn
 from ..core.checks import callable_name, check_callable
 
 __all__ = [
+    "EarlyStop",
     "OptimizerModule",
     "StepResult",
     "as_parameters",
@@ -40,6 +41,26 @@ __all__ = [
 
 ParamsLike = nn.Module | Iterable[torch.Tensor]
 Loss = Callable[..., Any]
+
+
+class EarlyStop(Exception):  # noqa: N818 - a signal, not an error
+    """Raised by a loss closure to end a multi-step update before the next step moves the
+    parameters (PPO's ``target_kl``): ``MultiStep`` catches it and reports the epoch in its
+    ``early_stop_epoch`` statistic.
+
+    Example:
+        >>> import torch, rlkit as rk
+        >>> w = torch.nn.Parameter(torch.zeros(1))
+        >>> calls = []
+        >>> def fn_loss():
+        ...     calls.append(1)
+        ...     if len(calls) > 2:
+        ...         raise EarlyStop
+        ...     return (w - 1).pow(2).sum()
+        >>> opt = rk.optimizers.MultiStep(rk.optimizers.GradientDescent("sgd", lr=0.1), 5)
+        >>> opt.step([w], fn_loss).statistics["early_stop_epoch"], round(w.item(), 2)
+        (2.0, 0.36)
+    """
 
 
 class StepResult:

@@ -15,7 +15,6 @@ from .base import (
     StepResult,
     as_parameters,
     clear_grads,
-    clip_grad_norm,
     dot,
     evaluate_loss,
     total_norm,
@@ -44,18 +43,21 @@ def torch_optimizer_names() -> list[str]:
     return sorted(_torch_optimizers())
 
 
-def torch_optimizer_class(owner: str, value: Any) -> type:
-    """A ``torch.optim.Optimizer`` subclass, or the one of ``torch.optim`` named ``value``
-    (case-insensitive: ``"adam"``, ``"SGD"``, ``"rmsprop"``)."""
+def torch_optimizer_class(owner: str, value: Any) -> Any:
+    """A ``torch.optim.Optimizer`` subclass, the one of ``torch.optim`` named ``value``
+    (case-insensitive: ``"adam"``, ``"SGD"``, ``"rmsprop"``), or a function ``(params, **kw) ->
+    torch.optim.Optimizer`` (a factory, e.g. ``lambda p, **kw: torch.optim.Adam(p, lr=1e-3)``)."""
     if isinstance(value, type) and issubclass(value, torch.optim.Optimizer):
+        return value
+    if callable(value) and not isinstance(value, type):
         return value
     if isinstance(value, str):
         cls = _torch_optimizers().get(value.lower())
         if cls is not None:
             return cls
     raise ValueError(
-        f"{owner}: torch_optimizer_cls must be a torch.optim.Optimizer subclass or one of "
-        f"{torch_optimizer_names()}, got {value!r}"
+        f"{owner}: torch_optimizer_cls must be a torch.optim.Optimizer subclass, a function "
+        f"params -> Optimizer, or one of {torch_optimizer_names()}, got {value!r}"
     )
 
 
@@ -65,11 +67,17 @@ def make_torch_optimizer(
     """``cls(params, **kwargs)``; ``fused=True`` is dropped where this torch or device has no
     fused kernel (it changes speed, not the algorithm)."""
     try:
-        return cls(params, **kwargs)
+        made = cls(params, **kwargs)
     except (RuntimeError, TypeError, ValueError):
         if not kwargs.get("fused"):
             raise
-        return cls(params, **{k: v for k, v in kwargs.items() if k != "fused"})
+        made = cls(params, **{k: v for k, v in kwargs.items() if k != "fused"})
+    if not isinstance(made, torch.optim.Optimizer):
+        raise TypeError(
+            f"GradientDescent: the optimizer factory {cls!r} returned {type(made).__name__}, not "
+            f"a torch.optim.Optimizer"
+        )
+    return made
 
 
 def _check_torch_settings(cls: type, kwargs: dict[str, Any]) -> None:
@@ -90,20 +98,25 @@ class GradientDescent(OptimizerModule):
     """One step of a ``torch.optim`` optimizer, built for the parameters on the first step.
 
     The step evaluates ``fn_loss()`` (through the optimizer's closure, so optimizers that
-    evaluate the loss several times, such as ``LBFGS``, work too), back-propagates, optionally
-    clips the gradient's global norm (``max_grad_norm``, Stable-Baselines3's gradient clipping;
-    the ``grad_norm`` statistic is the norm before clipping),
-    and lets the torch optimizer move the parameters. The estimated improvement is first order:
+    evaluate the loss several times, such as ``LBFGS``, work too), back-propagates, hands the
+    gradients to ``fn_gradients(params)`` when the caller gives one (a wrapping
+    ``ClippedStep(..., on="gradient")`` clips them there; the ``grad_norm`` statistic is the norm
+    it returns, before clipping), and lets the torch optimizer move the parameters. The estimated improvement is first order:
     ``-gradient . delta``. The module is meant for one set of parameters: calling it with other
     parameters is an error (the optimizer's moments belong to the first ones).
 
     Args:
-        torch_optimizer_cls: a ``torch.optim.Optimizer`` subclass or its name (``"adam"``).
-        max_grad_norm: clip the gradient's global norm to this before the step (None: never).
+        torch_optimizer_cls: a ``torch.optim.Optimizer`` subclass, its name (``"adam"``), or a
+            function ``(params, **kw) -> Optimizer``.
         keep_deltas: copy the parameters before each step so that the result's ``deltas`` and
             ``estimated_improvement`` can be read (False: no copy, and reading them is an
             error; for a learner that reads only the loss, as the off-policy actor-critics).
+        lr_scheduler: a function ``torch optimizer -> torch.optim.lr_scheduler.LRScheduler``,
+            stepped after every step (None: none).
         **kw: the torch optimizer's arguments (``lr=3e-4``, ...).
+
+    ``learning_rate`` reads and sets the learning rate of every parameter group (a learner with
+    a learning-rate ``Schedule`` sets it before each update).
 
     Example:
         >>> import torch, rlkit as rk
@@ -120,18 +133,23 @@ class GradientDescent(OptimizerModule):
         self,
         torch_optimizer_cls: Any,
         *,
-        max_grad_norm: float | None = None,
         keep_deltas: bool = True,
+        lr_scheduler: Any = None,
         **kw: Any,
     ) -> None:
-        self.torch_optimizer_cls = torch_optimizer_class("GradientDescent", torch_optimizer_cls)
-        self.max_grad_norm = (
-            None
-            if max_grad_norm is None
-            else finite_float(
-                "GradientDescent", "max_grad_norm", max_grad_norm, low=0, low_open=True
+        if "max_grad_norm" in kw:
+            raise TypeError(
+                "GradientDescent: max_grad_norm is not a GradientDescent setting; clip the "
+                "gradient with ClippedStep(GradientDescent(...), max_norm, on='gradient')"
             )
-        )
+        self.torch_optimizer_cls = torch_optimizer_class("GradientDescent", torch_optimizer_cls)
+        if lr_scheduler is not None and not callable(lr_scheduler):
+            raise TypeError(
+                f"GradientDescent: lr_scheduler must be a function optimizer -> LRScheduler or "
+                f"None, got {lr_scheduler!r}"
+            )
+        self.lr_scheduler_fn = lr_scheduler
+        self.lr_scheduler: Any = None
         self.kwargs = dict(kw)
         self.optimizer: torch.optim.Optimizer | None = None
         self._param_ids: tuple[int, ...] = ()
@@ -141,15 +159,32 @@ class GradientDescent(OptimizerModule):
         self.keep_deltas = bool(keep_deltas)
         if "lr" in kw:
             finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
-        _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
+        if isinstance(self.torch_optimizer_cls, type):
+            _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
+
+    @property
+    def learning_rate(self) -> float | None:
+        """The learning rate of the first parameter group (the ``lr`` setting before the first
+        step; None when neither is known)."""
+        if self.optimizer is not None:
+            return float(self.optimizer.param_groups[0]["lr"])
+        lr = self.kwargs.get("lr")
+        return None if lr is None else float(lr)
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        if self.optimizer is None:
+            self.kwargs["lr"] = value
+            return
+        for group in self.optimizer.param_groups:
+            group["lr"] = value
 
     def settings(self) -> dict[str, Any]:
         cls = self.torch_optimizer_cls
-        known = _torch_optimizers().get(cls.__name__.lower()) is cls
-        name = cls.__name__.lower() if known else f"{cls.__module__}.{cls.__qualname__}"
+        cls_name = getattr(cls, "__name__", "")
+        known = _torch_optimizers().get(cls_name.lower()) is cls
+        name = cls_name.lower() if known else f"{cls.__module__}.{cls.__qualname__}"
         out: dict[str, Any] = {"optimizer": name, **self.kwargs}
-        if self.max_grad_norm is not None:
-            out["max_grad_norm"] = self.max_grad_norm
         if not self.keep_deltas:
             out["keep_deltas"] = False
         return out
@@ -160,8 +195,10 @@ class GradientDescent(OptimizerModule):
             self.optimizer = make_torch_optimizer(self.torch_optimizer_cls, params, self.kwargs)
             self._param_ids = ids
             self._before = [torch.empty_like(p) for p in params] if self.keep_deltas else []
+            if self.lr_scheduler_fn is not None:
+                self.lr_scheduler = self.lr_scheduler_fn(self.optimizer)
             if self._pending_state is not None:
-                self.optimizer.load_state_dict(self._pending_state)
+                self._load_torch_state(self._pending_state)
                 self._pending_state = None
         elif ids != self._param_ids:
             raise ValueError(
@@ -175,16 +212,17 @@ class GradientDescent(OptimizerModule):
         optimizer = self._build(params)
         losses: list[float] = []
         grad_norms: list[float] = []
+        fn_gradients = fns.get("fn_gradients")
 
         def closure() -> torch.Tensor:
             clear_grads(params)
             loss = evaluate_loss("GradientDescent", fn_loss)
             loss.backward()
-            if self.max_grad_norm is not None:
-                grad_norms.append(clip_grad_norm(params, self.max_grad_norm))
-            else:
+            norm = None if fn_gradients is None else fn_gradients(params)
+            if norm is None:
                 grads = [p.grad for p in params if p.grad is not None]
-                grad_norms.append(float(total_norm(grads)) if grads else 0.0)
+                norm = float(total_norm(grads)) if grads else 0.0
+            grad_norms.append(float(norm))
             losses.append(float(loss.detach()))
             return loss
 
@@ -192,6 +230,8 @@ class GradientDescent(OptimizerModule):
         if self.keep_deltas:
             torch._foreach_copy_(self._before, detached)
         optimizer.step(closure)
+        if self.lr_scheduler is not None:
+            self.lr_scheduler.step()
         self._steps += 1
         step = self._steps
 
@@ -205,7 +245,9 @@ class GradientDescent(OptimizerModule):
             return -dot(grads, result.deltas)
 
         statistics = {"loss": losses[0], "grad_norm": grad_norms[0]}
-        result = StepResult(deltas, losses[0], estimated, None, statistics)
+        result = StepResult(
+            deltas, losses[0], estimated if self.keep_deltas else None, None, statistics
+        )
         return result
 
     def _check_fresh(self, step: int) -> None:
@@ -222,12 +264,23 @@ class GradientDescent(OptimizerModule):
 
     def _own_state(self) -> Any:
         if self.optimizer is None:
-            return {"optimizer": copy.deepcopy(self._pending_state)}
-        return {"optimizer": copy.deepcopy(self.optimizer.state_dict())}
+            return copy.deepcopy(self._pending_state) or {"optimizer": None}
+        state = {"optimizer": copy.deepcopy(self.optimizer.state_dict())}
+        if self.lr_scheduler is not None:
+            state["lr_scheduler"] = copy.deepcopy(self.lr_scheduler.state_dict())
+        return state
 
     def _load_own_state(self, state: Any) -> None:
-        saved = copy.deepcopy((state or {}).get("optimizer"))
+        saved = copy.deepcopy(state or {})
         if self.optimizer is None:
-            self._pending_state = saved
-        elif saved is not None:
-            self.optimizer.load_state_dict(saved)
+            self._pending_state = saved if saved.get("optimizer") is not None else None
+        elif saved.get("optimizer") is not None:
+            self._load_torch_state(saved)
+
+    def _load_torch_state(self, state: dict[str, Any]) -> None:
+        """Load a saved ``{"optimizer": ..., "lr_scheduler": ...}`` into the built optimizer."""
+        if "optimizer" not in state and "state" in state:  # a bare torch state (older saves)
+            state = {"optimizer": state}
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.lr_scheduler is not None and state.get("lr_scheduler") is not None:
+            self.lr_scheduler.load_state_dict(state["lr_scheduler"])

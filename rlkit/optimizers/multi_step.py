@@ -11,6 +11,7 @@ import torch
 from ..core.checks import non_negative_int, optional_positive_int, positive_int
 from ..core.state import generator_state, set_generator_state
 from .base import (
+    EarlyStop,
     Loss,
     OptimizerModule,
     ParamsLike,
@@ -22,6 +23,8 @@ from .base import (
 )
 
 __all__ = ["MultiStep", "bind_indices"]
+
+_ALL = object()  # full-batch steps: the closures are called without indices
 
 
 def bind_indices(fns: dict[str, Any], indices: np.ndarray) -> dict[str, Any]:
@@ -40,17 +43,24 @@ class MultiStep(OptimizerModule):
     Without minibatches every step calls ``inner.step(params, fn_loss, **fns)`` unchanged. With
     ``minibatch_size`` the caller gives ``batch_size`` (the number of samples) to ``step`` and
     its closures take an index array: ``fn_loss(indices)``, ``fn_kl_divergence(indices)``, ...
-    Each epoch draws a permutation of the samples from the module's own generator (seeded by
-    ``seed``, saved in its state) and cuts it into minibatches of ``minibatch_size`` (the last one
-    smaller when the size does not divide the batch), so every sample is visited exactly once per
-    epoch, as in Stable-Baselines3's PPO. PPO's update is ``MultiStep(GradientDescent(Adam),
-    n_epochs, minibatch_size)``.
+    Each epoch draws a permutation of the samples and cuts it into minibatches of
+    ``minibatch_size`` (the last one smaller when the size does not divide the batch), so every
+    sample is visited exactly once per epoch, as in Stable-Baselines3's PPO. A minibatch as large
+    as the batch is the whole batch, in order (``fn_loss(None)``; nothing is drawn). The
+    permutation comes from the ``generator`` the caller gives to ``step`` (a learner passes its
+    own, so its seed decides the shuffling) or else from the module's own generator (seeded by
+    ``seed``, saved in its state). PPO's update is ``MultiStep(ClippedStep(GradientDescent(Adam),
+    max_grad_norm, on="gradient"), n_epochs, minibatch_size)``.
+
+    A closure may raise :class:`~rlkit.optimizers.base.EarlyStop` to end the steps before the
+    inner module moves the parameters (PPO's ``target_kl``); the statistic ``early_stop_epoch``
+    says in which epoch.
 
     Args:
         inner: the wrapped optimizer module.
         num_steps: steps (epochs with minibatches), >= 1.
         minibatch_size: samples per minibatch, or None for full-batch steps.
-        seed: seed of the shuffling generator.
+        seed: seed of the module's own shuffling generator.
 
     Example:
         >>> import torch, rlkit as rk
@@ -65,6 +75,8 @@ class MultiStep(OptimizerModule):
 
     type_name = "multi_step"
     role = "wraps: repeats the inner module's step"
+    #: a learner shuffles with its own generator (``step(..., generator=)``), not by reseeding
+    learner_reseeds = False
 
     def __init__(
         self,
@@ -94,37 +106,57 @@ class MultiStep(OptimizerModule):
         self.seed = non_negative_int("MultiStep", "seed", seed)
         self.rng = np.random.default_rng(np.random.SeedSequence(self.seed))
 
-    def minibatches(self, batch_size: int) -> list[np.ndarray]:
-        """One epoch's minibatch index arrays (draws a permutation from the generator)."""
-        order = self.rng.permutation(batch_size)
+    def minibatches(
+        self, batch_size: int, generator: np.random.Generator | None = None
+    ) -> list[np.ndarray | None]:
+        """One epoch's minibatch index arrays (a permutation drawn from ``generator``, or the
+        module's own); ``[None]`` (the whole batch) when a minibatch holds the whole batch."""
         size = self.minibatch_size or batch_size
+        if size >= batch_size:
+            return [None]
+        order = (self.rng if generator is None else generator).permutation(batch_size)
         return [order[start : start + size] for start in range(0, batch_size, size)]
 
     def step(
-        self, params: ParamsLike, fn_loss: Loss, *, batch_size: int | None = None, **fns: Any
+        self,
+        params: ParamsLike,
+        fn_loss: Loss,
+        *,
+        batch_size: int | None = None,
+        generator: np.random.Generator | None = None,
+        **fns: Any,
     ) -> StepResult:
         params = as_parameters("MultiStep", params)
         before = snapshot(params)
         results: list[StepResult] = []
         estimates: list[float | None] = []  # read after each step (a step's are computed lazily)
-        if self.minibatch_size is None:
-            for _ in range(self.num_steps):
-                results.append(self.inner.step(params, fn_loss, **fns))
-                estimates.append(results[-1].estimated_improvement)
-        else:
+        stopped: float | None = None
+        if self.minibatch_size is not None:
             if batch_size is None:
                 raise ValueError(
                     "MultiStep: with minibatch_size, step needs batch_size (the number of "
                     "samples the closures index), got None"
                 )
             batch_size = positive_int("MultiStep", "batch_size", batch_size)
-            for _ in range(self.num_steps):
-                for indices in self.minibatches(batch_size):
-                    bound = bind_indices({"fn_loss": fn_loss, **fns}, indices)
+        for epoch in range(self.num_steps):
+            parts = [_ALL] if self.minibatch_size is None else self.minibatches(batch_size, generator)
+            for indices in parts:
+                bound = {"fn_loss": fn_loss, **fns}
+                if indices is not _ALL:
+                    bound = bind_indices(bound, indices)
+                try:
                     results.append(self.inner.step(params, **bound))
-                    estimates.append(results[-1].estimated_improvement)
+                except EarlyStop:
+                    stopped = float(epoch)
+                    break
+                estimates.append(results[-1].estimated_improvement)
+            if stopped is not None:
+                break
         full = self.minibatch_size is None
-        return _combine(differences(params, before), results, estimates, full)
+        result = _combine(differences(params, before), results, estimates, full)
+        if stopped is not None:
+            result.statistics["early_stop_epoch"] = stopped
+        return result
 
     def _own_state(self) -> Any:
         return generator_state(self.rng)
@@ -140,13 +172,13 @@ def _combine(
     full: bool,
 ) -> StepResult:
     statistics: dict[str, float] = {}
-    for name in results[0].statistics:
+    for name in results[0].statistics if results else ():
         values = [r.statistics[name] for r in results if name in r.statistics]
         statistics[name] = float(np.mean(values))
     statistics["inner_steps"] = float(len(results))
     return StepResult(
         deltas=deltas,
-        loss_before=results[0].loss_before if full else None,
+        loss_before=results[0].loss_before if full and results else None,
         estimated_improvement=None if None in estimates else float(sum(estimates)),
         statistics=statistics,
     )

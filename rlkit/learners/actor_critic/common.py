@@ -65,7 +65,8 @@ from ...policies.agent import Agent
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
-from ..builder import Batch, BuiltPolicy, check_algorithm, spaces_and_config
+from ..batch import Batch
+from ..built import BuiltPolicy, check_algorithm, spaces_and_config
 from ..hyperparameters import hidden_sizes
 
 __all__ = [

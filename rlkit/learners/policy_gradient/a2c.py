@@ -20,13 +20,8 @@ Example:
 
 from __future__ import annotations
 
-import torch
-
-from ...core.dispatch import update
-from ...core.stages import PostActStage
-from ...policies.stochastic import AnyEnv
-from ...trajectories.rollout import RolloutTrajectory
-from ..builder import GradientStep, build_policy, learn
+from ...optimizers import GradientDescent, OptimizerModule
+from ..builder import build_policy, gradient_tree
 from .functions import (
     add_advantages,
     entropy_term,
@@ -74,11 +69,15 @@ def a2c_loss(policy, model, dist_class, batch):
     return loss, info
 
 
-def rmsprop_optimizer(config):
-    """RMSprop (alpha 0.99, eps 1e-5, as Stable-Baselines3's A2C), gradient norm clipped."""
-    return GradientStep(
-        torch.optim.RMSprop, max_grad_norm=config["max_grad_norm"], alpha=0.99, eps=1e-5
-    )
+def rmsprop_optimizer(config: dict) -> OptimizerModule:
+    """RMSprop (alpha 0.99, eps 1e-5, as Stable-Baselines3's A2C), gradient norm clipped at
+    ``max_grad_norm``; its learning rate follows ``lr``."""
+    lr = config["lr"]
+    rmsprop = GradientDescent(
+        "rmsprop", lr=float(lr.value if hasattr(lr, "value") else lr), alpha=0.99, eps=1e-5,
+        keep_deltas=False,
+    )  # fmt: skip
+    return gradient_tree(rmsprop, config)
 
 
 A2C = build_policy(
@@ -91,11 +90,3 @@ A2C = build_policy(
     optimizer=rmsprop_optimizer,
     defaults=A2C_DEFAULTS,
 )
-
-
-# ---- PostAct: count the transitions; learn when the rollout is full ----
-@update.dispatch
-def _(policy: A2C, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
-    policy.transitions += trajectory.n_envs
-    if trajectory.full:
-        learn(policy, trajectory)

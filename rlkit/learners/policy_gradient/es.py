@@ -39,10 +39,11 @@ from ...optimizers import Evolutionary, make
 from ...policies.spaces import short_space, spaces_fit
 from ...policies.stochastic import is_vector_env
 from ...trajectories.rollout import RolloutTrajectory
-from ..builder import Batch, BuiltPolicy, build_policy
+from ..batch import Batch
+from ..builder import BuiltPolicy, build_policy
 from .models import actor_critic_model
 
-__all__ = ["ES", "ES_DEFAULTS", "es_loss", "es_optimizer", "play_episode"]
+__all__ = ["ES", "ES_DEFAULTS", "es_loss", "es_optimizer", "play_episode", "es_update"]
 
 ES_DEFAULTS = {
     "lr": 0.05,
@@ -177,11 +178,8 @@ def _fitness_env(policy: ES, env: Any) -> gym.Env:
     return policy.fitness_env
 
 
-def generation(policy: ES, env: Any) -> None:
-    """One generation: fresh reset seeds, one ``Evolutionary`` step on :func:`es_loss`."""
-    _fitness_env(policy, env)
-    seeds = policy.rng.integers(2**31, size=policy.config["episodes_per_evaluation"])
-    batch = Batch({"reset_seeds": seeds})
+def es_update(policy: ES, batch: Batch) -> None:
+    """One generation on ``batch["reset_seeds"]``: one ``Evolutionary`` step on :func:`es_loss`."""
     before = policy.fitness_steps
     result = policy.optimizer.step(
         policy.evolved, lambda: type(policy).loss_fn(policy, policy.model, policy.dist_class, batch)
@@ -195,14 +193,23 @@ def generation(policy: ES, env: Any) -> None:
     }
 
 
-# ---- PostAct: count the transitions (the rollout is not learned from) ----
+# ---- what ES learns from one batch (the reset seeds of a generation's evaluations) ----
+@update.dispatch
+def _(policy: ES, batch: Batch, /):
+    es_update(policy, batch)
+
+
+# ---- PostAct: count the transitions (ES's own timing: it learns once per episode, not from
+# the rollout, which it clears) ----
 @update.dispatch
 def _(policy: ES, trajectory: RolloutTrajectory, env: AbstractEnv, stage: PostActStage, /):
     policy.transitions += 1
     trajectory.clear()
 
 
-# ---- PostEpisode: one generation ----
+# ---- PostEpisode: one generation, on fresh reset seeds of the fitness environment ----
 @update.dispatch
 def _(policy: ES, trajectory: RolloutTrajectory, env: AbstractEnv, stage: PostEpisodeStage, /):
-    generation(policy, env)
+    _fitness_env(policy, env)
+    seeds = policy.rng.integers(2**31, size=policy.config["episodes_per_evaluation"])
+    update(policy, Batch({"reset_seeds": seeds}))

@@ -29,12 +29,8 @@ from __future__ import annotations
 
 import torch
 
-from ...core.dispatch import update
-from ...core.stages import PostActStage
-from ...optimizers.gradient import make_torch_optimizer
-from ...policies.stochastic import AnyEnv
-from ...trajectories.rollout import RolloutTrajectory
-from ..builder import GradientStep, build_policy, learn
+from ...optimizers import GradientDescent, OptimizerModule
+from ..builder import build_policy, gradient_tree
 from .functions import (
     add_advantages,
     approx_kl,
@@ -102,16 +98,18 @@ def ppo_loss(policy, model, dist_class, batch):
 _DIAGNOSTICS = ("policy_loss", "value_loss", "entropy_loss", "approx_kl", "clip_fraction")
 
 
-def fused_adam(params, **kwargs) -> torch.optim.Adam:
-    """``torch.optim.Adam`` fused into one kernel per step where torch supports it (the same
-    algorithm, about twice as fast for small networks)."""
-    return make_torch_optimizer(torch.optim.Adam, list(params), {"fused": True, **kwargs})
-
-
-def adam_optimizer(config):
-    """Adam (eps 1e-5, as Stable-Baselines3) with the gradient norm clipped at
-    ``max_grad_norm``; its learning rate is set from ``lr`` before every update."""
-    return GradientStep(fused_adam, max_grad_norm=config["max_grad_norm"], eps=1e-5)
+def adam_optimizer(config: dict) -> OptimizerModule:
+    """Stable-Baselines3's optimizer: Adam (eps 1e-5; fused into one kernel per step where torch
+    has one, the same algorithm) with the gradient norm clipped at ``max_grad_norm``, for
+    ``n_epochs`` epochs over minibatches of ``batch_size``: ``MultiStep(ClippedStep(
+    GradientDescent(Adam), max_grad_norm, on="gradient"), n_epochs, batch_size)``. Its learning
+    rate follows ``lr`` (a schedule too)."""
+    lr = config["lr"]
+    adam = GradientDescent(
+        "adam", lr=float(lr.value if hasattr(lr, "value") else lr), eps=1e-5, fused=True,
+        keep_deltas=False,
+    )  # fmt: skip
+    return gradient_tree(adam, config)
 
 
 PPO = build_policy(
@@ -124,11 +122,3 @@ PPO = build_policy(
     optimizer=adam_optimizer,
     defaults=PPO_DEFAULTS,
 )
-
-
-# ---- PostAct: count the transitions; learn when the rollout is full ----
-@update.dispatch
-def _(policy: PPO, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
-    policy.transitions += trajectory.n_envs
-    if trajectory.full:
-        learn(policy, trajectory)

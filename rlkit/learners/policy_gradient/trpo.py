@@ -42,7 +42,6 @@ import torch
 
 from ...core.checks import positive_int
 from ...core.dispatch import update
-from ...core.stages import PostActStage
 from ...optimizers import (
     GradientDescent,
     MultiStep,
@@ -52,10 +51,9 @@ from ...optimizers import (
     StepResult,
     make,
 )
-from ...policies.stochastic import AnyEnv
-from ...trajectories.rollout import RolloutTrajectory
-from ..batch import flatten
-from ..builder import Batch, BuiltPolicy, build_policy
+from ..batch import Batch, flatten
+from ..builder import BuiltPolicy, build_policy
+from ..update import postprocessed
 from .functions import (
     add_advantages,
     explained_variance,
@@ -73,7 +71,7 @@ __all__ = [
     "trpo_kl",
     "trpo_value_loss",
     "trpo_optimizers",
-    "learn_with_modules",
+    "trpo_update",
 ]
 
 TRPO_DEFAULTS = {
@@ -211,15 +209,13 @@ def trpo_optimizers(config: dict[str, Any]) -> LossOptimizers:
 # ---- the learning step ----
 
 
-def learn_with_modules(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> None:
-    """Learn from a full rollout: postprocess, one policy step (``loss_fn`` with
-    ``fn_kl_divergence``), the value steps, statistics; then clear the rollout."""
+def trpo_update(policy: BuiltPolicy, batch: Batch) -> None:
+    """TRPO's update from one rollout batch: postprocess, one policy step (``loss_fn`` with
+    ``fn_kl_divergence``), the value steps, statistics."""
     cls = type(policy)
-    batch = Batch({k: np.array(v) for k, v in trajectory.batch().items()})
-    batch = Batch(cls.postprocess_fn(policy, batch))
-    batch.owner = f"{cls.name}: the batch after postprocess_fn"
+    batch = postprocessed(policy, batch)
     flat = flatten(batch, policy.device)
-    n = len(flat["state"])
+    n = len(flat)
     if policy.hp("normalize_advantage"):
         flat["advantages"] = normalize(flat["advantages"])
     model = policy.model
@@ -235,9 +231,8 @@ def learn_with_modules(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> No
     def fn_kl_divergence():
         return trpo_kl(policy, model, policy.dist_class, flat)
 
-    def fn_value_loss(indices):
-        index = torch.as_tensor(indices, device=policy.device)
-        return trpo_value_loss(policy, model, Batch({k: v[index] for k, v in flat.items()}))
+    def fn_value_loss(indices=None):
+        return trpo_value_loss(policy, model, flat if indices is None else flat.rows(indices))
 
     result = policy.optimizer.step(
         actor_params, fn_loss, loss="policy", fn_kl_divergence=fn_kl_divergence
@@ -255,7 +250,6 @@ def learn_with_modules(policy: BuiltPolicy, trajectory: RolloutTrajectory) -> No
         "value_loss": float(value_result.statistics.get("loss", float("nan"))),
         "explained_variance": explained_variance(batch["value"], batch["returns"]),
     }
-    trajectory.clear()
 
 
 _TRPO = build_policy(
@@ -278,9 +272,8 @@ class TRPO(_TRPO):
         self.optimizer.reseed(self.rng)
 
 
-# ---- PostAct: count the transitions; learn when the rollout is full ----
+# ---- what TRPO learns from one batch: its own order (a natural-gradient policy step, then
+# the critic's epochs) ----
 @update.dispatch
-def _(policy: TRPO, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
-    policy.transitions += trajectory.n_envs
-    if trajectory.full:
-        learn_with_modules(policy, trajectory)
+def _(policy: TRPO, batch: Batch, /):
+    trpo_update(policy, batch)

@@ -10,7 +10,7 @@ gradient norm clipped at ``max_grad_norm``.
 Any ``rk.optimizers`` module tree may replace Adam
 (``VPG.with_updates(optimizer=rk.optimizers.make(spec))``, as for every built policy): it then
 gets the loss and the KL divergence from the rollout's policy as closures
-(:mod:`rlkit.learners.module_step`), so ``NaturalGradient``, ``OptimizedStep`` and
+(:mod:`rlkit.learners.update`), so ``NaturalGradient``, ``OptimizedStep`` and
 ``Evolutionary`` can evaluate them as often as they need.
 
 Stable-Baselines3 has no VPG. Spinning Up's VPG fits the value function with 80 separate steps
@@ -27,11 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from ...core.dispatch import update
-from ...core.stages import PostActStage
-from ...policies.stochastic import AnyEnv
-from ...trajectories.rollout import RolloutTrajectory
-from ..builder import build_policy, learn
+from ..builder import build_policy
 from .a2c import a2c_loss
 from .functions import add_advantages, extra_value_and_log_prob, value_stats
 from .models import actor_critic_model
@@ -69,11 +65,3 @@ VPG = build_policy(
     optimizer=adam_optimizer,
     defaults=VPG_DEFAULTS,
 )
-
-
-# ---- PostAct: count the transitions; learn when the rollout is full ----
-@update.dispatch
-def _(policy: VPG, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
-    policy.transitions += trajectory.n_envs
-    if trajectory.full:
-        learn(policy, trajectory)

@@ -42,7 +42,7 @@ from ...core.state import state_or_none
 from ...optimizers.synchronization import Synchronization
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import fn_name
-from ..builder import describe_step, with_updates
+from ..built import describe_step, with_updates
 
 __all__ = [
     "TensorBatch",
