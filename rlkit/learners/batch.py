@@ -20,7 +20,7 @@ Example:
     >>> len(batch), batch.rows(np.array([3, 1]))["state"]["pos"].tolist()
     (4, [3.0, 1.0])
     >>> [part["action"].tolist() for part in batch.minibatches(2, np.random.default_rng(0))]
-    [[2, 3], [1, 0]]
+    [[2, 0], [1, 3]]
 """
 
 from __future__ import annotations
@@ -112,8 +112,8 @@ class Batch(dict):
             >>> import numpy as np
             >>> starts = np.array([[True], [False], [True], [False], [False]])
             >>> seq = Batch(x=np.arange(5.0)[:, None], episode_start=starts).sequences(2)
-            >>> seq["x"][:, :, ].T.tolist(), seq["mask"].T.tolist()
-            [[0.0, 1.0], [2.0, 3.0], [4.0, 0.0]], [[True, True], [True, True], [True, False]]
+            >>> seq["x"].T.tolist(), seq["mask"].T.tolist()
+            ([[0.0, 1.0], [2.0, 3.0], [4.0, 0.0]], [[True, True], [True, True], [True, False]])
         """
         starts = np.asarray(self[starts_key], dtype=bool)
         if starts.ndim != 2:

@@ -394,9 +394,8 @@ def describe_update(
         describe = getattr(tree, "describe", None)
         lines = describe().splitlines() if callable(describe) else [repr(tree)]
         steps.append(PlanStep(_nothing, f"    {name}: {lines[0]}", where(type(tree))))
-        steps.extend(
-            PlanStep(_nothing, f"    {name}  {line}", where(type(tree))) for line in lines[1:]
-        )
+        pad = " " * (len(name) + 2)
+        steps.extend(PlanStep(_nothing, f"    {pad}{ln}", where(type(tree))) for ln in lines[1:])
     return steps
 
 

@@ -150,6 +150,7 @@ class GradientDescent(OptimizerModule):
             )
         self.lr_scheduler_fn = lr_scheduler
         self.lr_scheduler: Any = None
+        self._lr_set: float | None = None  # a learning rate set before the optimizer was built
         self.kwargs = dict(kw)
         self.optimizer: torch.optim.Optimizer | None = None
         self._param_ids: tuple[int, ...] = ()
@@ -173,8 +174,9 @@ class GradientDescent(OptimizerModule):
 
     @learning_rate.setter
     def learning_rate(self, value: float) -> None:
-        if self.optimizer is None:
+        if self.optimizer is None:  # applied when the optimizer is built (after a saved state)
             self.kwargs["lr"] = value
+            self._lr_set = value
             return
         for group in self.optimizer.param_groups:
             group["lr"] = value
@@ -200,6 +202,8 @@ class GradientDescent(OptimizerModule):
             if self._pending_state is not None:
                 self._load_torch_state(self._pending_state)
                 self._pending_state = None
+            if self._lr_set is not None:
+                self.learning_rate = self._lr_set
         elif ids != self._param_ids:
             raise ValueError(
                 "GradientDescent: step was called with other parameters than at its first step; "

@@ -159,7 +159,7 @@ def test_make_builds_the_tree_and_round_trips_through_json():
     assert (trpo.ls_max_iterations, trpo.inner.max_kl, trpo.inner.cg_iterations) == (10, 0.01, 15)
     for module in (
         trpo,
-        MultiStep(GradientDescent("adam", lr=3e-4, max_grad_norm=0.5), 10, minibatch_size=64),
+        MultiStep(ClippedStep(GradientDescent("adam", lr=3e-4), 0.5, on="gradient"), 10, 64),
         ClippedStep(MultiStep(GradientDescent(torch.optim.SGD, lr=0.1), 2), max_norm=1.0),
         Evolutionary(0.01, 8, seed=3),
         Synchronization(every=100),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from rlkit.optimizers import ClippedStep, GradientDescent, MultiStep, OptimizedStep
+from rlkit.optimizers import ClippedStep, Evolutionary, GradientDescent, MultiStep, OptimizedStep
 from rlkit.optimizers.base import flat
 
 # ---- GradientDescent ----
@@ -37,11 +37,15 @@ def test_gradient_descent_by_name_and_its_deltas():
 
 def test_gradient_descent_clips_the_gradient_norm():
     w = torch.nn.Parameter(torch.zeros(2))
-    result = GradientDescent("sgd", lr=1.0, max_grad_norm=1.0).step(
+    result = ClippedStep(GradientDescent("sgd", lr=1.0), 1.0, on="gradient").step(
         [w], lambda: -(w * torch.tensor([3.0, 4.0])).sum()
     )
     assert torch.allclose(w.detach(), torch.tensor([0.6, 0.8]))
     assert result.statistics["grad_norm"] == pytest.approx(5.0)
+    with pytest.raises(TypeError, match="max_grad_norm is not a GradientDescent setting"):
+        GradientDescent("sgd", lr=1.0, max_grad_norm=1.0)
+    with pytest.raises(TypeError, match="must back-propagate"):
+        ClippedStep(Evolutionary(0.01, 2), 1.0, on="gradient")
 
 
 def test_gradient_descent_runs_lbfgs_through_its_closure():
@@ -96,7 +100,16 @@ def test_multi_step_without_minibatches_repeats_the_inner_step():
     assert result.statistics["inner_steps"] == 3.0 and result.loss_before == 1.0
 
 
-@pytest.mark.parametrize(("batch_size", "minibatch_size"), [(10, 3), (12, 4), (7, 7), (5, 8)])
+def test_a_minibatch_as_large_as_the_batch_is_the_whole_batch_in_order():
+    w = torch.nn.Parameter(torch.zeros(1))
+    seen = []
+    module = MultiStep(GradientDescent("sgd", lr=0.01), num_steps=2, minibatch_size=8)
+    state = module.rng.bit_generator.state
+    module.step([w], lambda indices: seen.append(indices) or (w**2).sum(), batch_size=5)
+    assert seen == [None, None] and module.rng.bit_generator.state == state  # nothing drawn
+
+
+@pytest.mark.parametrize(("batch_size", "minibatch_size"), [(10, 3), (12, 4)])
 def test_multi_step_visits_every_sample_once_per_epoch(batch_size, minibatch_size):
     w = torch.nn.Parameter(torch.zeros(1))
     data = torch.arange(float(batch_size))
@@ -285,6 +298,5 @@ def test_gradient_descent_without_deltas_takes_the_same_step_and_refuses_to_repo
     assert torch.equal(kept, lean) and with_deltas.loss == without.loss
     with pytest.raises(RuntimeError, match="keep_deltas=False"):
         _ = without.deltas
-    with pytest.raises(RuntimeError, match="keep_deltas=False"):
-        _ = without.estimated_improvement
+    assert without.estimated_improvement is None  # not known without the deltas
     assert opt.settings()["keep_deltas"] is False

@@ -7,7 +7,6 @@ import torch
 from user_reinforce import MyReinforce, reinforce_loss  # a user's module (tests/ is on the path)
 
 import rlkit as rk
-from rlkit.learners.builder import GradientStep
 from rlkit.learners.policy_gradient import ppo
 
 
@@ -26,7 +25,7 @@ def test_user_algorithm_runs_learns_and_shows_in_explain(capsys):
     out = capsys.readouterr().out
     assert "loss_fn = user_reinforce.reinforce_loss" in out
     assert "postprocess_fn = user_reinforce.returns_to_go" in out
-    assert "rlkit/learners/builder.py" in out  # the PostAct method of user algorithms
+    assert "rlkit/learners/drivers/on_policy.py" in out  # the driver of user algorithms
     assert "extra_action_out_fn" not in out  # the user gave none
     env.close()
 
@@ -84,7 +83,7 @@ def test_non_scalar_loss_names_the_function_and_step():
         return model.value(batch["state"])
 
     with pytest.raises(ValueError, match=r"PPO: loss_fn .*vector_loss must return a scalar "
-                       r"tensor, got \(4,\) at update 1 \(epoch 0, minibatch 0"):
+                       r"tensor, got \(4,\) at update 1 \(gradient step 1\)"):
         _learn_once(rk.PPO.with_updates(loss_fn=vector_loss))
 
 
@@ -115,20 +114,24 @@ def test_bad_build_arguments():
         rk.build_policy("a b", loss_fn=reinforce_loss, model_fn=ppo.actor_critic_model,
                         optimizer=ppo.adam_optimizer, defaults={})
     Bad = rk.PPO.with_updates(optimizer=lambda config: "not an optimizer")
-    with pytest.raises(TypeError, match="optimizer must be an object with step"):
+    with pytest.raises(TypeError, match="optimizer must be an rk.optimizers module tree"):
         Bad(cartpole())
 
 
 def test_an_optimizer_object_with_step_is_used():
-    class Counting(GradientStep):
+    class Counting(rk.optimizers.GradientDescent):
         calls = 0
 
         def step(self, params, fn_loss, **fns):
             type(self).calls += 1
             return super().step(params, fn_loss, **fns)
 
-    cls = rk.PPO.with_updates(optimizer=Counting(torch.optim.Adam), defaults={"n_epochs": 2})
-    _learn_once(cls, n_steps=8)
+    cls = rk.PPO.with_updates(
+        optimizer=rk.optimizers.MultiStep(Counting(torch.optim.Adam), 2),
+        defaults={"n_epochs": 1, "batch_size": None},
+    )
+    env = cartpole()
+    rk.run(cls.agent(env, seed=0, n_steps=8), env, rk.StopAfterNSteps(8))
     assert Counting.calls == 2
 
 

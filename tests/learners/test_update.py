@@ -1,5 +1,6 @@
-"""VPG trained by rk.optimizers modules: the loss and the KL are closures the module evaluates
-as often as it needs (module_step.learn_with_module)."""
+"""The default update(policy, batch) of a built policy (rlkit/learners/update.py): VPG trained by
+rk.optimizers module trees, the loss and the KL as closures the tree evaluates as often as it
+needs."""
 
 import numpy as np
 import pytest
@@ -119,31 +120,45 @@ def test_epochs_and_minibatches_belong_to_the_module(config):
         train(Natural, total=64, **config)
 
 
-def test_the_default_vpg_still_learns_with_the_builder_step():
+def test_the_default_vpg_learns_with_its_gradient_tree():
     policy, _ = train(rk.VPG)
-    assert "learning_rate" in rk.statistics(policy)  # reported by the builder's learn only
+    assert "learning_rate" in rk.statistics(policy)  # the tree built from the hyperparameters
+    assert isinstance(policy.optimizer, rk.optimizers.ClippedStep)
+    assert policy.optimizer.on == "gradient"
 
 
 def test_the_module_generators_derive_from_the_policy_seed():
     spec = {"type": "multi_step", "num_steps": 1, "minibatch_size": 8, "optimizer": EVOLUTIONARY}
     Evolved = rk.VPG.with_updates(optimizer=rk.optimizers.make(spec))
-    seeds = [
-        (p.optimizer.seed, p.optimizer.inner.seed)
-        for p in (Evolved(cartpole(), seed=0), Evolved(cartpole(), seed=0),
-                  Evolved(cartpole(), seed=1))
-    ]
+    policies = [Evolved(cartpole(), seed=0), Evolved(cartpole(), seed=0),
+                Evolved(cartpole(), seed=1)]
+    seeds = [p.optimizer.inner.seed for p in policies]
     assert seeds[0] == seeds[1] and seeds[0] != seeds[2]
-    assert len(set(seeds[0])) == 2  # each module its own generator
+
+
+def test_multi_step_shuffles_with_the_policy_generator():
+    spec = {"type": "multi_step", "num_steps": 2, "minibatch_size": 16,
+            "optimizer": {"type": "gradient_descent", "optimizer": "adam", "lr": 1e-3}}
+    Mine = rk.VPG.with_updates(optimizer=rk.optimizers.make(spec))
+    runs = [train(Mine, seed=seed)[0] for seed in (0, 0, 1)]
+    params = [torch.cat([p.detach().flatten() for p in policy.params]) for policy in runs]
+    assert torch.equal(params[0], params[1]) and not torch.equal(params[0], params[2])
+    own = runs[0].optimizer.rng.bit_generator.state
+    assert own == rk.optimizers.MultiStep(rk.optimizers.GradientDescent("sgd"), 1, 8).rng \
+        .bit_generator.state  # the module's own generator was never used
 
 
 def test_explain_names_the_module_learning_step(capsys):
     env = cartpole()
-    Natural = rk.VPG.with_updates(optimizer=rk.optimizers.make(NATURAL))
+    Natural = rk.VPG.with_updates(name="NaturalVPG", optimizer=rk.optimizers.make(NATURAL))
     rk.explain(Natural.agent(env, n_steps=8), env)
     post_act = capsys.readouterr().out.split("PostAct:")[1]
-    assert "the loss and the KL as closures" in post_act
-    assert "rlkit/learners/module_step.py" in post_act
-    assert "optimizer = NaturalGradient(max_kl=0.01" in post_act
-    rk.explain(rk.VPG.agent(env, n_steps=8), env)  # the default: the builder's learning step
+    assert "rlkit/learners/drivers/on_policy.py" in post_act  # the driver first
+    assert "update(NaturalVPG, Batch)" in post_act and "rlkit/learners/update.py" in post_act
+    assert "loss_fn = rlkit.learners.policy_gradient.vpg.vpg_loss" in post_act
+    assert "optimizer: NaturalGradient(max_kl=0.01" in post_act
+    rk.explain(rk.PPO.agent(env, n_steps=8, batch_size=4), env)
     post_act = capsys.readouterr().out.split("PostAct:")[1]
-    assert "module_step.py" not in post_act and "rlkit/learners/builder.py" in post_act
+    assert "optimizer: MultiStep(num_steps=10, minibatch_size=4" in post_act
+    assert "ClippedStep(max_norm=0.5, on='gradient')" in post_act
+    assert "GradientDescent(optimizer='adam'" in post_act
