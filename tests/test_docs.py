@@ -45,3 +45,12 @@ def test_the_recipe_example_registers_and_runs(capsys):
 
     assert _run(_example("@rk.experiment"), capsys)[-1] == "50"
     assert "ExpectedSARSA_FrozenLakeDemo" in rk.list_experiments()
+
+
+def test_the_deep_algorithm_example_learns_and_shows_its_update(capsys):
+    out = _run(_example("clipped_double_q_loss"), capsys)
+    assert out[-1] == "100"
+    post_act = "\n".join(out[out.index("PostAct:") :])
+    assert "rlkit/learners/drivers/off_policy.py" in post_act
+    assert "update(ClippedDoubleDQN, Batch)" in post_act
+    assert "clipped_double_q_loss" in post_act

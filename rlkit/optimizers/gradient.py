@@ -101,9 +101,10 @@ class GradientDescent(OptimizerModule):
     evaluate the loss several times, such as ``LBFGS``, work too), back-propagates, hands the
     gradients to ``fn_gradients(params)`` when the caller gives one (a wrapping
     ``ClippedStep(..., on="gradient")`` clips them there; the ``grad_norm`` statistic is the norm
-    it returns, before clipping), and lets the torch optimizer move the parameters. The estimated improvement is first order:
-    ``-gradient . delta``. The module is meant for one set of parameters: calling it with other
-    parameters is an error (the optimizer's moments belong to the first ones).
+    it returns, before clipping), and lets the torch optimizer move the parameters. The
+    estimated improvement is first order: ``-gradient . delta``. The module is meant for one set
+    of parameters: calling it with other parameters is an error (the optimizer's moments belong
+    to the first ones).
 
     Args:
         torch_optimizer_cls: a ``torch.optim.Optimizer`` subclass, its name (``"adam"``), or a

@@ -139,7 +139,9 @@ class MultiStep(OptimizerModule):
                 )
             batch_size = positive_int("MultiStep", "batch_size", batch_size)
         for epoch in range(self.num_steps):
-            parts = [_ALL] if self.minibatch_size is None else self.minibatches(batch_size, generator)
+            parts = [_ALL]
+            if self.minibatch_size is not None:
+                parts = self.minibatches(batch_size, generator)
             for indices in parts:
                 bound = {"fn_loss": fn_loss, **fns}
                 if indices is not _ALL:
