@@ -182,6 +182,7 @@ _LAZY: dict[str, str] = {
         "rlkit.core.schedules",
     ),
     **dict.fromkeys(["build_policy", "BuiltPolicy"], "rlkit.learners.builder"),
+    "Batch": "rlkit.learners.batch",
     "VPG": "rlkit.learners.policy_gradient.vpg",
     "A2C": "rlkit.learners.policy_gradient.a2c",
     "PPO": "rlkit.learners.policy_gradient.ppo",

@@ -52,9 +52,12 @@ class DispatchError(TypeError):
 def update(*args):  # pragma: no cover - abstract: methods are added with update.dispatch
     """Let a learner learn, or a trajectory record, at a stage of the run loop.
 
-    Two calling conventions share this generic function:
+    Three calling conventions share this generic function:
 
-    * ``update(policy_or_learner, trajectory, env, stage)`` learns from the trajectory;
+    * ``update(policy_or_learner, trajectory, env, stage)`` learns from the trajectory (for a
+      deep learner, its kind's *driver*: when there is a batch, and where it comes from);
+    * ``update(policy_or_learner, batch)``: what a deep learner learns from one batch (the
+      algorithm's own rule; the drivers call it);
     * ``update(trajectory, policy, env, stage)`` records into the trajectory, and
       ``update(trajectory, policy, env, PRE_ACT_STAGE, action)`` records the chosen action.
 
