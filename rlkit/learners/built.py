@@ -274,14 +274,48 @@ class BuiltPolicy(StochasticPolicy):
         owner = type(self).name
         require_keys(owner, state, "optimizer", "schedules", "rng", "transitions", "updates")
         check_algorithm(owner, state)
+        optimizer_state = upgraded_optimizer_state(owner, self.optimizer, state["optimizer"])
         super().load_state_dict(state)
-        self.optimizer.load_state_dict(state["optimizer"])
+        self.optimizer.load_state_dict(optimizer_state)
         for key, schedule_state in state["schedules"].items():
             self.config[key].load_state_dict(schedule_state)
         set_generator_state(self.rng, state["rng"])
         self.transitions = state_count(owner, state, "transitions")
         self.updates = state_count(owner, state, "updates")
         self.gradient_steps = state_count(owner, state, "gradient_steps")
+
+
+def upgraded_optimizer_state(owner: str, tree: Any, saved: Any) -> Any:
+    """``saved``, or, for a state saved by rlkit 0.1 before the learning pipeline (a
+    ``GradientStep``'s ``{"torch_optimizer", "learning_rate"}``), the state of ``tree`` with
+    that torch optimizer state in its one ``GradientDescent`` module (the same optimizer: the
+    policy's gradient step was that torch optimizer). A tree with several ``GradientDescent``
+    modules cannot take such a state: refused, naming the version."""
+    if not (isinstance(saved, dict) and "torch_optimizer" in saved):
+        return saved
+    nodes = list(_gradient_descents(tree))
+    if len(nodes) != 1:
+        raise ValueError(
+            f"{owner}.load_state_dict: the optimizer state was saved by rlkit 0.1 (a single "
+            f"GradientStep) and this policy's optimizer {tree!r} has {len(nodes)} "
+            f"GradientDescent modules; it cannot be loaded"
+        )
+    path = nodes[0]
+    state = tree.state_dict()
+    node = state
+    for name in path:
+        node = node["children"][name]
+    node["own"] = {"optimizer": copy.deepcopy(saved["torch_optimizer"])}
+    return state
+
+
+def _gradient_descents(tree: Any, path: tuple[str, ...] = ()):
+    """The paths (child names from the root) of the ``GradientDescent`` modules of ``tree``."""
+    if isinstance(tree, GradientDescent):
+        yield path
+    children = getattr(tree, "children", None)
+    for name, child in (children() if callable(children) else {}).items():
+        yield from _gradient_descents(child, (*path, name))
 
 
 def _n_envs(env: Any) -> int | None:

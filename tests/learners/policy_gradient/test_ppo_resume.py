@@ -1,9 +1,11 @@
 """A PPO run killed in a subprocess and resumed from its last checkpoint in another ends with
 exactly the parameters of an uninterrupted run."""
 
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +61,18 @@ def test_killed_ppo_run_resumes_bit_exactly(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.split() == straight.stdout.split()
     assert straight.stdout.split()[1:] == ["16", "1024"]
+
+
+@pytest.mark.slow
+def test_a_checkpoint_written_by_rlkit_0_1_resumes_bit_exactly(tmp_path):
+    # written by the script's "killed" mode with rlkit 0.1 before the learning pipeline (its
+    # optimizer state is a GradientStep's); the resumed run ends as a straight run does now
+    folder = tmp_path / "ckpt"
+    shutil.copytree(Path(__file__).parent / "data" / "ppo_rlkit_0_1", folder)
+    straight = _run("straight", tmp_path / "unused")
+    resumed = _run("resume", folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.split() == straight.stdout.split()
 
 
 def _params(policy):
