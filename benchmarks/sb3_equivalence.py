@@ -130,7 +130,7 @@ def compare(algo: str, steps: int, batch_size: int, hidden: tuple[int, ...]) -> 
             terminal=torch.as_tensor(dones[:, 0]),
             next_state=torch.as_tensor(next_obs),
         )
-        type(policy).gradient_step(policy, batch)
+        rk.update(policy, batch)
     with torch.no_grad():
         worst = max(
             float((a - b).abs().max())

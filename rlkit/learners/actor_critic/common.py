@@ -10,13 +10,22 @@ rescaled to the ``Box`` bounds for the environment. The replay
 (:class:`~rlkit.CircularArraySARTTrajectory`) stores what the environment received; batches are
 scaled back to ``[-1, 1]`` for the losses.
 
-Learning (each algorithm's PostAct method calls :func:`after_step`): count the transitions
-(``n_envs`` per step), restart the action noise of sub-environments whose episode ended, and
-every ``train_freq`` steps, once more than ``learning_starts`` transitions were seen, take
-``gradient_steps`` gradient steps (:func:`train`): sample ``batch_size`` transitions uniformly
-(with replacement) -> the algorithm's ``gradient_step(policy, batch)``, which calls
+Construction is :class:`~rlkit.learners.built.BuiltPolicy`'s, through its hooks: the seed
+gives the generators ``model``, ``sample`` (acting), ``train`` (the losses' noise), ``shuffle``
+(warm-up actions and replay sampling) and ``noise`` (the action noise); ``check_config`` wants a
+bounded ``Box`` and SB3's off-policy hyperparameters; ``make_optimizer`` makes one optimizer
+module per loss (``self.optimizer``, a dict by loss name).
+
+Learning is the off-policy driver's (:mod:`rlkit.learners.drivers.off_policy`), through the
+base's protocol: :meth:`~OffPolicyActorCritic.due` counts the transitions (``n_envs`` per
+step), restarts the action noise of sub-environments whose episode ended and, every
+``train_freq`` steps once more than ``learning_starts`` transitions were seen, says
+``gradient_steps`` gradient steps are due; :meth:`~OffPolicyActorCritic.batches` draws each
+step's ``batch_size`` transitions uniformly (with replacement); the algorithm's
+``update(policy, batch)`` (in its own file, beside its losses) calls
 :meth:`~OffPolicyActorCritic.step_loss` for its losses in a fixed order and
-:meth:`~OffPolicyActorCritic.sync_targets`.
+:meth:`~OffPolicyActorCritic.sync_targets`; :meth:`~OffPolicyActorCritic.end_round` keeps the
+means of what the updates returned as the statistics.
 
 The model (``model_fn``'s result) is an :class:`ActorCriticModel`: ``actor``, ``critic``, the
 target copies it has (``actor_target``, ``critic_target``, excluded from the gradients) and,
@@ -29,7 +38,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -37,7 +46,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...approximators.neural import resolve_device
 from ...core.checks import (
     ArgumentTypeError,
     check_gamma,
@@ -45,10 +53,9 @@ from ...core.checks import (
     non_negative_int,
     positive_int,
 )
-from ...core.dispatch import PlanStep, greedy, statistics, where
+from ...core.dispatch import PlanStep, greedy, statistics, update
 from ...core.interfaces import AbstractPolicy
 from ...core.schedules import Schedule
-from ...core.seeding import spawn_seeds
 from ...core.stages import POST_ACT_STAGE, AbstractStage
 from ...core.state import (
     generator_state,
@@ -66,7 +73,7 @@ from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
-from ..built import BuiltPolicy, check_algorithm, spaces_and_config
+from ..built import BuiltPolicy, check_algorithm, describe_update
 from ..hyperparameters import hidden_sizes
 
 __all__ = [
@@ -78,8 +85,6 @@ __all__ = [
     "scale_action",
     "unscale_action",
     "polyak_pairs",
-    "after_step",
-    "train",
 ]
 
 # Stable-Baselines3's OffPolicyAlgorithm defaults
@@ -229,6 +234,11 @@ class OffPolicyActorCritic(BuiltPolicy):
 
     name = "OffPolicyActorCritic"
 
+    #: the generators derived from the seed, in this order: the networks' initialisation,
+    #: acting (``generator``), the losses' noise (``train_generator``), the warm-up actions and
+    #: the replay sampling (``rng``), the action noise
+    seed_names = ("model", "sample", "train", "shuffle", "noise")
+
     def __init__(
         self,
         env: Any = None,
@@ -239,24 +249,14 @@ class OffPolicyActorCritic(BuiltPolicy):
         device: str | torch.device = "cpu",
         **config: Any,
     ) -> None:
+        super().__init__(
+            env, state_space=state_space, action_space=action_space, seed=seed, device=device,
+            **config,
+        )  # fmt: skip
         owner = type(self).name
-        state_space, action_space = spaces_and_config(self, env, state_space, action_space, config)
-        check_continuous_space(owner, action_space)
-        self._check_config(owner)
-        device = resolve_device(device, owner)
-        model_seed, act_seed, train_seed, rng_seed, noise_seed = spawn_seeds(seed, 5)
-        model = type(self).model_fn(state_space, action_space, None, self.config, model_seed)
-        if not isinstance(model, ActorCriticModel):
-            raise TypeError(f"{owner}: model_fn must return an ActorCriticModel, got {model!r}")
-        self.model = model.to(device)
-        self.device = torch.device(device)
-        self.state_space = state_space
-        self.action_space = action_space
-        self.dist_class = None
-        self.n_actions = int(np.prod(action_space.shape))
-        self.generator = torch.Generator().manual_seed(_int(act_seed))
-        self.train_generator = torch.Generator().manual_seed(_int(train_seed))
-        self.rng = np.random.default_rng(rng_seed)
+        self.dist_class = None  # the algorithm's explore() acts, not a distribution class
+        self.n_actions = int(np.prod(self.action_space.shape))
+        self.train_generator = torch.Generator().manual_seed(_int(self.seeds["train"]))
         noise = self.config.get("action_noise")
         if noise is not None:
             if not isinstance(noise, ActionNoise):
@@ -265,13 +265,9 @@ class OffPolicyActorCritic(BuiltPolicy):
                     f"rk.OrnsteinUhlenbeckActionNoise (an ActionNoise) or None, got {noise!r}"
                 )
             _check_noise_size(owner, noise, self.n_actions)
-            noise.seed(noise_seed)
+            noise.seed(self.seeds["noise"])
         self.noise = noise
-        self.optimizers = self._make_optimizers(owner)
-        self.params = {name: self.model.params_for(name) for name in self.optimizers}
-        for name, opt in self.optimizers.items():
-            if callable(getattr(opt, "bind", None)):
-                opt.bind(self.params[name])
+        self.params = {name: self.model.params_for(name) for name in self.optimizer}
         self.others = _other_parameters(self.model, self.params)
         tau = self.config["tau"]
         self.targets = {
@@ -279,15 +275,14 @@ class OffPolicyActorCritic(BuiltPolicy):
             for name, _, source in polyak_pairs(self.model)
         }
         self.target_modules = {name: target for name, target, _ in polyak_pairs(self.model)}
-        self.last_action: np.ndarray | None = None
-        self.last_extras: dict[str, np.ndarray] = {}
-        self.transitions = 0  # environment transitions seen (SB3's num_timesteps)
         self.steps = 0  # environment (vector) steps
-        self.updates = 0  # calls of train
-        self.gradient_steps = 0  # SB3's _n_updates
-        self.stats: dict[str, float] = {}
+        # transitions (SB3's num_timesteps), updates (rounds of gradient steps) and
+        # gradient_steps (SB3's _n_updates) are counted by BuiltPolicy
 
-    def _check_config(self, owner: str) -> None:
+    # ---- construction hooks (BuiltPolicy.__init__ calls them) ----
+    def check_config(self, owner: str, action_space: Any, env: Any) -> None:
+        """A bounded ``Box`` action space and SB3's off-policy hyperparameters."""
+        check_continuous_space(owner, action_space)
         c = self.config
         check_gamma(owner, c["gamma"])
         finite_float(owner, "tau", c["tau"], low=0, high=1, low_open=True)
@@ -303,7 +298,18 @@ class OffPolicyActorCritic(BuiltPolicy):
         finite_float(owner, "lr", c["lr"], low=0, low_open=True)
         hidden_sizes(owner, c["hidden"])
 
-    def _make_optimizers(self, owner: str) -> dict[str, Any]:
+    def distribution_class(self, action_space: Any) -> None:
+        """None: the algorithm's :meth:`explore` acts (no action distribution class)."""
+        return None
+
+    def check_model(self, owner: str, model: Any) -> None:
+        """Refuse what ``model_fn`` returned unless it is an :class:`ActorCriticModel`."""
+        if not isinstance(model, ActorCriticModel):
+            raise TypeError(f"{owner}: model_fn must return an ActorCriticModel, got {model!r}")
+
+    def make_optimizer(self, owner: str) -> dict[str, Any]:
+        """The optimizer module of each loss (``optimizer`` and ``loss_fn`` are dicts with the
+        same names): a module given as such is copied, a callable ``config -> module`` called."""
         losses = type(self).loss_fn
         optimizers = type(self).optimizer
         if not isinstance(losses, Mapping) or not isinstance(optimizers, Mapping):
@@ -325,6 +331,11 @@ class OffPolicyActorCritic(BuiltPolicy):
                     f"config -> one, got {spec!r}"
                 )
         return made
+
+    @property
+    def optimizers(self) -> dict[str, Any]:
+        """The optimizer module of each loss, by loss name (``self.optimizer``)."""
+        return self.optimizer
 
     def __repr__(self) -> str:
         return f"{type(self).name}({self.action_space})"
@@ -362,7 +373,68 @@ class OffPolicyActorCritic(BuiltPolicy):
         self.last_action = actions
         return actions if vector else actions[0]
 
-    # ---- learning: one loss, one optimizer ----
+    # ---- the off-policy driver's protocol (rlkit.learners.drivers.off_policy) ----
+    def due(self, env: Any) -> int:
+        """Count the step (``n_envs`` transitions), restart the action noise of the
+        sub-environments whose episode ended, and return the gradient steps due now:
+        ``gradient_steps`` every ``train_freq`` steps once more than ``learning_starts``
+        transitions were seen, else 0."""
+        self.transitions += env.n_envs if is_vector_env(env) else 1
+        self.steps += 1
+        if self.noise is not None:
+            done = np.logical_or(np.atleast_1d(env.is_terminated), np.atleast_1d(env.is_truncated))
+            if done.any():
+                self.noise.reset(np.flatnonzero(done))
+        c = self.config
+        if self.steps % c["train_freq"] == 0 and self.transitions > c["learning_starts"]:
+            return c["gradient_steps"]
+        return 0
+
+    def batches(self, replay: CircularArraySARTTrajectory, n: int) -> Iterator[Batch]:
+        """``n`` batches of ``batch_size`` transitions drawn uniformly with replacement (SB3's
+        ``ReplayBuffer``), each drawn when the driver asks for it; as float tensors, ``action``
+        scaled to ``[-1, 1]``, ``terminal`` as 0/1 (a truncated transition bootstraps)."""
+        if not len(replay):
+            raise ValueError(
+                f"{type(self).name}: the replay is empty at a learning step; the trajectory "
+                f"records each transition before the policy learns (use an rk.Agent)"
+            )
+        for _ in range(n):
+            yield self._replay_batch(replay)
+
+    def _replay_batch(self, replay: CircularArraySARTTrajectory) -> Batch:
+        n = len(replay)
+        indices = self.rng.integers(n, size=self.config["batch_size"])
+        oldest = replay.head - n
+        if oldest:
+            indices = (indices + oldest) % replay.capacity
+        space = self.action_space
+        device = self.device
+
+        def tensor(array: np.ndarray) -> torch.Tensor:
+            return torch.as_tensor(np.asarray(array, dtype=np.float32), device=device)
+
+        batch = Batch(
+            state=tensor(replay.state[indices]),
+            action=tensor(  # flat, as the networks give them (SB3 flattens Box actions too)
+                scale_action(space, replay.action[indices].reshape(-1, *space.shape)).reshape(
+                    len(indices), -1
+                )
+            ),
+            reward=tensor(replay.reward[indices]),
+            terminal=tensor(replay.terminal[indices]),
+            next_state=tensor(replay.next_state[indices]),
+        )
+        batch.owner = f"{type(self).name}: the replay batch"
+        return batch
+
+    def end_round(self, n: int, means: dict[str, float]) -> None:
+        """After ``n`` gradient steps: count the round; the statistics are the means of what
+        the updates returned, and the gradient steps so far."""
+        self.updates += 1
+        self.stats = {**means, "gradient_steps": float(self.gradient_steps)}
+
+    # ---- what update(policy, batch) calls: one loss, one optimizer; the targets ----
     def step_loss(self, name: str, batch: Batch) -> dict[str, float]:
         """One step of the optimizer of loss ``name`` on ``batch``; the loss's diagnostics."""
         fn = type(self).loss_fn[name]
@@ -383,7 +455,7 @@ class OffPolicyActorCritic(BuiltPolicy):
         for p in others:  # no gradients for what this loss's optimizer does not move
             p.requires_grad_(False)
         try:
-            result = self.optimizers[name].step(self.params[name], fn_loss)
+            result = self.optimizer[name].step(self.params[name], fn_loss)
         finally:
             for p in others:
                 p.requires_grad_(True)
@@ -395,27 +467,22 @@ class OffPolicyActorCritic(BuiltPolicy):
         for name, target in self.target_modules.items():
             self.targets[name].step(target, None)
 
-    # ---- what rk.explain shows ----
+    # ---- what rk.explain shows under the driver ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
         check_env_fits(cls.name, self.state_space, self.action_space, env)
-        steps = [PlanStep(_nothing, "  learns from replay with:", where(train))]
-        for name, fn in cls.loss_fn.items():
-            if name not in self.optimizers:  # e.g. SAC's fixed entropy coefficient
-                continue
-            label = f"    {name}: {fn.__module__}.{fn.__qualname__} with {self.optimizers[name]!r}"
-            steps.append(PlanStep(_nothing, label, where(fn)))
-        for name in self.targets:
-            label = f"    {name}: Synchronization(tau={self.config['tau']})"
-            steps.append(PlanStep(_nothing, label, where(train)))
-        return {POST_ACT_STAGE: steps}
+        functions = [  # a loss without an optimizer (SAC's fixed entropy coefficient) is not run
+            (f"{name}_loss", fn) for name, fn in cls.loss_fn.items() if name in self.optimizer
+        ]
+        trees = {**self.optimizer, **self.targets}
+        return {POST_ACT_STAGE: describe_update(self, functions, trees)}
 
     # ---- checkpoints ----
     def state_dict(self) -> dict[str, Any]:
         return {
             "algorithm": type(self).name,
             "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
-            "optimizers": {k: opt.state_dict() for k, opt in self.optimizers.items()},
+            "optimizers": {k: opt.state_dict() for k, opt in self.optimizer.items()},
             "targets": {k: sync.state_dict() for k, sync in self.targets.items()},
             "generator": self.generator.get_state().clone(),
             "train_generator": self.train_generator.get_state().clone(),
@@ -432,12 +499,12 @@ class OffPolicyActorCritic(BuiltPolicy):
         require_keys(owner, state, "model", "optimizers", "targets", "generator", "rng", "noise")
         check_algorithm(owner, state)
         self.model.load_state_dict(state["model"])
-        if sorted(state["optimizers"]) != sorted(self.optimizers):
+        if sorted(state["optimizers"]) != sorted(self.optimizer):
             raise ValueError(
                 f"{owner}: checkpoint has optimizers {sorted(state['optimizers'])}, this policy "
-                f"has {sorted(self.optimizers)}"
+                f"has {sorted(self.optimizer)}"
             )
-        for name, opt in self.optimizers.items():
+        for name, opt in self.optimizer.items():
             opt.load_state_dict(state["optimizers"][name])
         for name, sync in self.targets.items():
             sync.load_state_dict(state["targets"][name])
@@ -468,70 +535,14 @@ def _int(seed: np.random.SeedSequence) -> int:
     return int(seed.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
-def _nothing() -> None:
-    """A plan step that only describes."""
-
-
-# ---- the learning step ----
-
-
-def sample_batch(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory) -> Batch:
-    """``batch_size`` transitions drawn uniformly with replacement (SB3's ``ReplayBuffer``),
-    as float tensors; ``action`` scaled to ``[-1, 1]``; ``terminal`` as 0/1 (a truncated
-    transition bootstraps)."""
-    n = len(replay)
-    indices = policy.rng.integers(n, size=policy.config["batch_size"])
-    oldest = replay.head - n
-    if oldest:
-        indices = (indices + oldest) % replay.capacity
-    space = policy.action_space
-    device = policy.device
-
-    def tensor(array: np.ndarray) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(array, dtype=np.float32), device=device)
-
-    batch = Batch(
-        state=tensor(replay.state[indices]),
-        action=tensor(  # flat, as the networks give them (SB3 flattens Box actions too)
-            scale_action(space, replay.action[indices].reshape(-1, *space.shape)).reshape(
-                len(indices), -1
-            )
-        ),
-        reward=tensor(replay.reward[indices]),
-        terminal=tensor(replay.terminal[indices]),
-        next_state=tensor(replay.next_state[indices]),
+# ---- what one batch teaches: each algorithm's own update(policy: X, batch: Batch) ----
+@update.dispatch
+def _(policy: OffPolicyActorCritic, batch: Batch, /):
+    raise NotImplementedError(
+        f"{type(policy).name}: a policy built on OffPolicyActorCritic needs its own "
+        f"update(policy: {type(policy).name}, batch: Batch) stepping its losses (step_loss) and "
+        f"targets (sync_targets) in its order, as SAC's and TD3's do"
     )
-    batch.owner = f"{type(policy).name}: the replay batch"
-    return batch
-
-
-def train(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory, n: int) -> None:
-    """``n`` gradient steps, each on a fresh batch (the algorithm's ``gradient_step``)."""
-    sums: dict[str, float] = {}
-    for _ in range(n):
-        batch = sample_batch(policy, replay)
-        info = type(policy).gradient_step(policy, batch)
-        for key, value in info.items():
-            sums[key] = sums.get(key, 0.0) + float(value)
-    policy.updates += 1
-    policy.stats = {k: v / n for k, v in sums.items()}
-    policy.stats["gradient_steps"] = float(policy.gradient_steps)
-
-
-def after_step(policy: OffPolicyActorCritic, replay: CircularArraySARTTrajectory, env: Any):
-    """PostAct: count, restart finished episodes' noise, train when due (module docstring)."""
-    vector = is_vector_env(env)
-    n_envs = env.n_envs if vector else 1
-    policy.transitions += n_envs
-    policy.steps += 1
-    if policy.noise is not None:
-        done = np.logical_or(np.atleast_1d(env.is_terminated), np.atleast_1d(env.is_truncated))
-        if done.any():
-            policy.noise.reset(np.flatnonzero(done))
-    c = policy.config
-    if policy.steps % c["train_freq"] == 0 and policy.transitions > c["learning_starts"]:
-        if len(replay):
-            train(policy, replay, c["gradient_steps"])
 
 
 # ---- greedy: the deterministic actor, rescaled ----

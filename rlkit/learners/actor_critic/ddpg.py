@@ -1,8 +1,9 @@
 """DDPG (Lillicrap et al. 2016) as Stable-Baselines3 defines it: TD3's pure functions with one
 critic, no target policy smoothing (``target_policy_noise=0``) and the actor updated at every
-gradient step (``policy_delay=1``), compiled by ``rk.build_policy`` on the same base. One gradient
-step: the critic's Adam step on :func:`~rlkit.learners.actor_critic.td3.critic_loss` (the
-target ``r + (1 - terminal) * gamma * Q'(s', mu'(s'))``), the actor's on
+gradient step (``policy_delay=1``), compiled by ``rk.build_policy`` on the same base, so TD3's
+``update(policy: TD3Base, batch: Batch)`` is DDPG's too. One gradient step: the critic's Adam
+step on :func:`~rlkit.learners.actor_critic.td3.critic_loss` (the target
+``r + (1 - terminal) * gamma * Q'(s', mu'(s'))``), the actor's on
 :func:`~rlkit.learners.actor_critic.td3.actor_loss` (``-Q(s, mu(s))``), then both targets move
 by ``tau``.
 
@@ -18,12 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from ...core.dispatch import update
-from ...core.stages import PostActStage
-from ...policies.stochastic import AnyEnv
-from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import build_policy
-from .common import after_step
 from .td3 import TD3_DEFAULTS, TD3Base, actor_loss, adam, critic_loss, td3_model
 
 __all__ = ["DDPG", "DDPG_DEFAULTS"]
@@ -38,9 +34,3 @@ DDPG = build_policy(
     defaults=DDPG_DEFAULTS,
     base=TD3Base,
 )
-
-
-# ---- PostAct: count, and train every train_freq steps after learning_starts ----
-@update.dispatch
-def _(policy: DDPG, trajectory: CircularArraySARTTrajectory, env: AnyEnv, stage: PostActStage, /):
-    after_step(policy, trajectory, env)

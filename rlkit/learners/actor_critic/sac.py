@@ -7,7 +7,9 @@ target (``tau``); the entropy coefficient is learned (``ent_coef="auto"``, or ``
 start at 0.1; target entropy ``-dim(A)`` unless ``target_entropy`` is a number) or fixed
 (``ent_coef=0.2``).
 
-One gradient step (:func:`sac_gradient_step`, SB3's ``SAC.train`` order): draw the noise of the
+The off-policy driver (:mod:`rlkit.learners.drivers.off_policy`) decides when to learn (the
+base's ``due``) and draws the replay batches; what SAC learns from one batch is
+``update(policy: SAC, batch: Batch)``, in SB3's ``SAC.train`` order: draw the noise of the
 policy's sample and of the next-state sample from the policy's training generator; the
 coefficient ``alpha = exp(log_ent_coef)`` *before* its step is what the other losses use;
 step :func:`ent_coef_loss`, then :func:`critic_loss`, then :func:`actor_loss` (on the updated
@@ -38,9 +40,6 @@ import torch
 
 from ...core.checks import positive_int
 from ...core.dispatch import update
-from ...core.stages import PostActStage
-from ...policies.stochastic import AnyEnv
-from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, build_policy
 from ..hyperparameters import hidden_sizes
 from ..policy_gradient.models import observation_size
@@ -49,7 +48,6 @@ from .common import (
     ActorCriticModel,
     OffPolicyActorCritic,
     adam,
-    after_step,
     mse,
 )
 from .models import ContinuousCritic, GaussianActor, torch_generator
@@ -62,7 +60,6 @@ __all__ = [
     "critic_loss",
     "actor_loss",
     "ent_coef_loss",
-    "sac_gradient_step",
     "sac_model",
     "parse_ent_coef",
     "check_target_entropy",
@@ -198,44 +195,18 @@ def sac_model(state_space, action_space, dist_class, config, seed):
     )
 
 
-def sac_gradient_step(policy, batch: Batch) -> dict[str, float]:
-    """One SAC gradient step in SB3's order (module docstring)."""
-    model = policy.model
-    shape = batch["action"].shape
-    batch["pi_noise"] = torch.randn(shape, generator=policy.train_generator).to(policy.device)
-    batch["next_noise"] = torch.randn(shape, generator=policy.train_generator).to(policy.device)
-    if model.log_ent_coef is not None:
-        batch["ent_coef"] = model.log_ent_coef.detach().exp().clone()
-    else:
-        batch["ent_coef"] = torch.tensor(parse_ent_coef("SAC", policy.config["ent_coef"])[1])
-    batch["pi"] = policy_sample(model, batch)
-    info: dict[str, float] = {}
-    if "ent_coef" in policy.optimizers:
-        info.update(policy.step_loss("ent_coef", batch))
-    else:
-        info["ent_coef"] = float(batch["ent_coef"])
-    info.update(policy.step_loss("critic", batch))
-    info.update(policy.step_loss("actor", batch))
-    policy.gradient_steps += 1
-    if policy.gradient_steps % policy.config["target_update_interval"] == 0:
-        policy.sync_targets()
-    return info
-
-
 class _SACBase(OffPolicyActorCritic):
     """Acting: a sample of the squashed Gaussian (policy's own generator)."""
 
-    gradient_step = staticmethod(sac_gradient_step)
-
-    def _check_config(self, owner: str) -> None:
-        super()._check_config(owner)
+    def check_config(self, owner: str, action_space: Any, env: Any) -> None:
+        super().check_config(owner, action_space, env)
         parse_ent_coef(owner, self.config["ent_coef"])
         positive_int(owner, "target_update_interval", self.config["target_update_interval"])
         positive_int(owner, "n_critics", self.config["n_critics"])
         check_target_entropy(owner, self.config["target_entropy"])
 
-    def _make_optimizers(self, owner: str) -> dict[str, Any]:
-        made = super()._make_optimizers(owner)
+    def make_optimizer(self, owner: str) -> dict[str, Any]:
+        made = super().make_optimizer(owner)
         if self.model.log_ent_coef is None:  # a fixed coefficient: nothing to learn
             made.pop("ent_coef")
         return made
@@ -256,7 +227,27 @@ SAC = build_policy(
 )
 
 
-# ---- PostAct: count, and train every train_freq steps after learning_starts ----
+# ---- what SAC learns from one batch (the off-policy driver calls it) ----
 @update.dispatch
-def _(policy: SAC, trajectory: CircularArraySARTTrajectory, env: AnyEnv, stage: PostActStage, /):
-    after_step(policy, trajectory, env)
+def _(policy: SAC, batch: Batch, /):
+    """One SAC gradient step in SB3's order (module docstring); its diagnostics."""
+    model = policy.model
+    shape = batch["action"].shape
+    batch["pi_noise"] = torch.randn(shape, generator=policy.train_generator).to(policy.device)
+    batch["next_noise"] = torch.randn(shape, generator=policy.train_generator).to(policy.device)
+    if model.log_ent_coef is not None:
+        batch["ent_coef"] = model.log_ent_coef.detach().exp().clone()
+    else:
+        batch["ent_coef"] = torch.tensor(parse_ent_coef("SAC", policy.config["ent_coef"])[1])
+    batch["pi"] = policy_sample(model, batch)
+    info: dict[str, float] = {}
+    if "ent_coef" in policy.optimizer:
+        info.update(policy.step_loss("ent_coef", batch))
+    else:
+        info["ent_coef"] = float(batch["ent_coef"])
+    info.update(policy.step_loss("critic", batch))
+    info.update(policy.step_loss("actor", batch))
+    policy.gradient_steps += 1
+    if policy.gradient_steps % policy.config["target_update_interval"] == 0:
+        policy.sync_targets()
+    return info

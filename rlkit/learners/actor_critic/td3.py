@@ -6,12 +6,14 @@ bounds; exploration adds ``action_noise`` (``rk.GaussianActionNoise`` or
 ``rk.OrnsteinUhlenbeckActionNoise``, none by default as in SB3) and clips to ``[-1, 1]``; twin
 critics; target actor and critics Polyak-averaged with ``tau``.
 
-One gradient step (:func:`td3_gradient_step`, SB3's ``TD3.train`` order): count it; draw the
-target-policy noise ``N(0, target_policy_noise)`` from the policy's training generator; step
-:func:`critic_loss` (the target action smoothed: noise clipped to ``+-target_noise_clip``, the
-noisy action clipped to ``[-1, 1]``, :func:`smoothed_target_actions`); every ``policy_delay``
-gradient steps (counted over the whole run) step :func:`actor_loss` and move both targets by
-``tau``.
+The off-policy driver (:mod:`rlkit.learners.drivers.off_policy`) decides when to learn (the
+base's ``due``) and draws the replay batches; what TD3 (and DDPG, built on the same base
+:class:`TD3Base`) learns from one batch is ``update(policy: TD3Base, batch: Batch)``, in SB3's
+``TD3.train`` order: count the gradient step; draw the target-policy noise
+``N(0, target_policy_noise)`` from the policy's training generator; step :func:`critic_loss`
+(the target action smoothed: noise clipped to ``+-target_noise_clip``, the noisy action clipped
+to ``[-1, 1]``, :func:`smoothed_target_actions`); every ``policy_delay`` gradient steps (counted
+over the whole run) step :func:`actor_loss` and move both targets by ``tau``.
 
 Differences from SB3: learning-rate schedules are not supported (a constant ``lr``).
 
@@ -27,14 +29,13 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
 from ...core.checks import finite_float, positive_int
 from ...core.dispatch import update
-from ...core.stages import PostActStage
-from ...policies.stochastic import AnyEnv
-from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, build_policy
 from ..hyperparameters import hidden_sizes
 from ..policy_gradient.models import observation_size
@@ -43,7 +44,6 @@ from .common import (
     ActorCriticModel,
     OffPolicyActorCritic,
     adam,
-    after_step,
     mse,
 )
 from .models import ContinuousCritic, DeterministicActor, torch_generator
@@ -55,7 +55,6 @@ __all__ = [
     "smoothed_target_actions",
     "critic_loss",
     "actor_loss",
-    "td3_gradient_step",
     "td3_model",
     "adam",
 ]
@@ -125,25 +124,11 @@ def td3_model(state_space, action_space, dist_class, config, seed):
     )
 
 
-def td3_gradient_step(policy, batch: Batch) -> dict[str, float]:
-    """One TD3 gradient step in SB3's order (module docstring)."""
-    policy.gradient_steps += 1
-    noise = torch.randn(batch["action"].shape, generator=policy.train_generator)
-    batch["target_noise"] = (noise * policy.config["target_policy_noise"]).to(policy.device)
-    info = policy.step_loss("critic", batch)
-    if policy.gradient_steps % policy.config["policy_delay"] == 0:
-        info.update(policy.step_loss("actor", batch))
-        policy.sync_targets()
-    return info
-
-
 class TD3Base(OffPolicyActorCritic):
     """Acting: the actor's action plus the action noise, clipped to ``[-1, 1]``."""
 
-    gradient_step = staticmethod(td3_gradient_step)
-
-    def _check_config(self, owner: str) -> None:
-        super()._check_config(owner)
+    def check_config(self, owner: str, action_space: Any, env: Any) -> None:
+        super().check_config(owner, action_space, env)
         c = self.config
         positive_int(owner, "policy_delay", c["policy_delay"])
         positive_int(owner, "n_critics", c["n_critics"])
@@ -170,7 +155,15 @@ TD3 = build_policy(
 )
 
 
-# ---- PostAct: count, and train every train_freq steps after learning_starts ----
+# ---- what TD3 and DDPG learn from one batch (the off-policy driver calls it) ----
 @update.dispatch
-def _(policy: TD3, trajectory: CircularArraySARTTrajectory, env: AnyEnv, stage: PostActStage, /):
-    after_step(policy, trajectory, env)
+def _(policy: TD3Base, batch: Batch, /):
+    """One TD3 (or DDPG) gradient step in SB3's order (module docstring); its diagnostics."""
+    policy.gradient_steps += 1
+    noise = torch.randn(batch["action"].shape, generator=policy.train_generator)
+    batch["target_noise"] = (noise * policy.config["target_policy_noise"]).to(policy.device)
+    info = policy.step_loss("critic", batch)
+    if policy.gradient_steps % policy.config["policy_delay"] == 0:
+        info.update(policy.step_loss("actor", batch))
+        policy.sync_targets()
+    return info

@@ -9,6 +9,7 @@ import torch
 
 import rlkit as rk
 from rlkit.learners.actor_critic import common, sac, td3
+from rlkit.learners.batch import Batch
 
 
 def test_a_dict_of_losses_needs_a_base_that_steps_each():
@@ -89,7 +90,9 @@ def test_explain_lists_each_loss_with_its_optimizer_and_the_targets(capsys):
     agent = rk.TD3.agent(env, hidden=(8,))
     rk.explain(agent, env)
     out = capsys.readouterr().out
-    assert "critic: rlkit.learners.actor_critic.td3.critic_loss" in out
+    assert "update(TD3, Batch)" in out and "td3.py:" in out
+    assert "critic_loss = rlkit.learners.actor_critic.td3.critic_loss" in out
+    assert "critic: GradientDescent(" in out
     assert "actor_target: Synchronization(tau=0.005)" in out
 
 
@@ -110,9 +113,7 @@ def test_a_loss_back_propagates_only_into_what_its_optimizer_moves():
 
 
 def _batch_of(policy, replay):
-    from rlkit.learners.actor_critic.common import sample_batch
-
-    batch = sample_batch(policy, replay)
+    batch = next(policy.batches(replay, 1))
     batch["pi_noise"] = torch.zeros_like(batch["action"])
     batch["ent_coef"] = torch.tensor(0.1)
     return batch
@@ -158,13 +159,18 @@ def test_multi_dimensional_box_actions_learn(cls):
     assert np.isfinite(rk.statistics(agent.policy)["critic_loss"])
 
 
-@pytest.mark.parametrize("noise", [rk.GaussianActionNoise(np.full(3, 0.1)),
-                                   rk.OrnsteinUhlenbeckActionNoise(np.full(2, 0.1))])
+@pytest.mark.parametrize(
+    "noise",
+    [rk.GaussianActionNoise(np.full(3, 0.1)), rk.OrnsteinUhlenbeckActionNoise(np.full(2, 0.1))],
+)
 def test_action_noise_for_another_number_of_action_dimensions_is_refused(noise):
     # it was broadcast: 3 noisy actions for Pendulum's one, the env got the first
     env = rk.GymEnv("Pendulum-v1", seed=0)
-    with pytest.raises(ValueError, match=r"TD3: action_noise .* has a sigma of \d values; expected "
-                       r"one number or one per action dimension \(1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"TD3: action_noise .* has a sigma of \d values; expected "
+        r"one number or one per action dimension \(1\)",
+    ):
         rk.TD3(env, action_noise=noise)
     rk.TD3(env, action_noise=rk.GaussianActionNoise(np.full(1, 0.1)))
 
@@ -179,3 +185,31 @@ def test_a_box_with_equal_bounds_is_refused():
 def test_a_learning_rate_schedule_is_refused_by_name():
     with pytest.raises(TypeError, match=r"SAC: lr cannot be a Schedule .*LinearSchedule"):
         rk.SAC(rk.GymEnv("Pendulum-v1"), lr=rk.LinearSchedule(1e-3, 0.0, 100))
+
+
+def test_the_off_policy_driver_protocol_counts_and_says_when_to_learn():
+    env = rk.VectorGymEnv("Pendulum-v1", 2, seed=0)
+    policy = rk.TD3(env, seed=0, hidden=(8,), batch_size=4, learning_starts=3, train_freq=2,
+                    gradient_steps=3)  # fmt: skip
+    env.reset()
+    assert [policy.due(env) for _ in range(4)] == [0, 3, 0, 3]  # transitions 2, 4, 6, 8
+    assert (policy.transitions, policy.steps) == (8, 4)
+    replay = rk.CircularArraySARTTrajectory(10, env.state_space, env.action_space)
+    with pytest.raises(ValueError, match="the replay is empty"):
+        next(policy.batches(replay, 1))
+    policy.end_round(3, {"critic_loss": 1.5})
+    assert policy.updates == 1 and policy.stats == {"critic_loss": 1.5, "gradient_steps": 0.0}
+
+
+def test_a_policy_on_the_base_without_its_own_update_is_refused():
+    Bare = rk.build_policy(
+        "Bare",
+        loss_fn={"critic": td3.critic_loss, "actor": td3.actor_loss},
+        model_fn=td3.td3_model,
+        optimizer={"critic": common.adam, "actor": common.adam},
+        defaults=td3.TD3_DEFAULTS,
+        base=common.OffPolicyActorCritic,
+    )
+    policy = Bare(rk.GymEnv("Pendulum-v1", seed=0), hidden=(8,))
+    with pytest.raises(NotImplementedError, match=r"Bare: .*needs its own update"):
+        rk.update(policy, Batch())
