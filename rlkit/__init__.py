@@ -179,7 +179,7 @@ _LAZY: dict[str, str] = {
             "PiecewiseSchedule",
             "ExponentialSchedule",
         ],
-        "rlkit.core.schedules",
+        "rlkit.schedules",
     ),
     **dict.fromkeys(["build_policy", "BuiltPolicy"], "rlkit.learners.builder"),
     "VPG": "rlkit.learners.policy_gradient.vpg",

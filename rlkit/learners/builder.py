@@ -49,7 +49,6 @@ import torch
 from ..approximators.neural import resolve_device
 from ..core.checks import check_callable, optional_positive_int, positive_int
 from ..core.dispatch import PlanStep, statistics, update, where
-from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage, PostActStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
@@ -58,6 +57,7 @@ from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
 from ..policies.spaces import check_env_fits
 from ..policies.stochastic import AnyEnv, StochasticPolicy, is_vector_env
+from ..schedules import Schedule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, flatten, fn_name
 from .hyperparameters import check_hyperparameters, check_minibatches

@@ -47,7 +47,6 @@ from ...core.checks import (
 )
 from ...core.dispatch import PlanStep, greedy, statistics, where
 from ...core.interfaces import AbstractPolicy
-from ...core.schedules import Schedule
 from ...core.seeding import spawn_seeds
 from ...core.stages import POST_ACT_STAGE, AbstractStage
 from ...core.state import (
@@ -64,6 +63,7 @@ from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
+from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..builder import Batch, BuiltPolicy, check_algorithm, spaces_and_config
 from ..hyperparameters import hidden_sizes
