@@ -31,6 +31,7 @@ __all__ = [
     "greedy",
     "compose",
     "restore",
+    "run_arguments",
     "collect_statistics",
     "noop",
     "forward",
@@ -129,6 +130,18 @@ def restore(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks
     objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``). Returns True
     when the saved run had already finished and there is nothing left to run (``rk.run`` then
     returns at once)."""
+
+
+@_dispatch.abstract
+def run_arguments(*args):  # pragma: no cover - abstract: methods are added with .dispatch
+    """``run_arguments(obj)``: ``(policy, env, stop_condition, hook)`` when ``rk.run(obj)`` runs
+    ``obj`` as a whole (an ``rk.Experiment``: its method is beside the class), None when ``obj``
+    is a policy, run with the other arguments of ``rk.run``."""
+
+
+@run_arguments.dispatch
+def _(obj: object, /):
+    return None
 
 
 def collect_statistics(policy: Any) -> dict[str, float]:

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from .checks import ArgumentTypeError, is_int, is_real, non_negative_int, positive_int
+from .dispatch import run_arguments
+from .run import run
 
 __all__ = [
     "Experiment",
@@ -74,9 +76,12 @@ class Experiment:
 
     def run(self) -> Any:
         """Run the experiment; return its hook."""
-        from .run import run
-
         return run(self)
+
+
+@run_arguments.dispatch
+def _(experiment: Experiment, /):
+    return experiment.policy, experiment.env, experiment.stop_condition, experiment.hook
 
 
 def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
