@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,7 +208,7 @@ def where(fn: Callable) -> str:
     try:
         file = inspect.getsourcefile(fn) or "?"
         line = inspect.getsourcelines(fn)[1]
-    except (OSError, TypeError):
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):  # e.g. exec'd from Markdown
         return "?"
     return f"{_short_path(file)}:{line}"
 
