@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _source_tree
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
 from . import hooks as _hooks  # noqa: F401 - registers hook composition and resume_from
 from .core import vector_run as _vector_run  # noqa: F401 - registers the vector run loop
@@ -47,6 +48,10 @@ from .core.stages import (
     PreExperimentStage,
 )
 from .core.version import __version__
+
+# a source tree (a clone imported without its install): experiments/ beside rlkit/ is
+# rlkit.experiments, as pyproject.toml maps it, so the recipes' entry points load from it
+_source_tree.install(__file__)
 
 # public name -> module that defines it (imported lazily by __getattr__). This is the API of
 # DESIGN.md section 4; plumbing (plan steps, state helpers, sum trees, ...) stays importable
@@ -179,7 +184,7 @@ _LAZY: dict[str, str] = {
             "PiecewiseSchedule",
             "ExponentialSchedule",
         ],
-        "rlkit.core.schedules",
+        "rlkit.schedules",
     ),
     **dict.fromkeys(["build_policy", "BuiltPolicy"], "rlkit.learners.builder"),
     "Batch": "rlkit.learners.batch",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ __all__ = [
     "greedy",
     "compose",
     "restore",
+    "run_arguments",
     "collect_statistics",
     "noop",
     "forward",
@@ -134,6 +136,18 @@ def restore(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks
     returns at once)."""
 
 
+@_dispatch.abstract
+def run_arguments(*args):  # pragma: no cover - abstract: methods are added with .dispatch
+    """``run_arguments(obj)``: ``(policy, env, stop_condition, hook)`` when ``rk.run(obj)`` runs
+    ``obj`` as a whole (an ``rk.Experiment``: its method is beside the class), None when ``obj``
+    is a policy, run with the other arguments of ``rk.run``."""
+
+
+@run_arguments.dispatch
+def _(obj: object, /):
+    return None
+
+
 def collect_statistics(policy: Any) -> dict[str, float]:
     """Statistics of a policy and its parts (agent -> policy -> learner/explorer/approximator),
     keyed ``"<part>/<name>"``, e.g. ``"learner/loss"``, ``"explorer/epsilon"``."""
@@ -197,7 +211,7 @@ def where(fn: Callable) -> str:
     try:
         file = inspect.getsourcefile(fn) or "?"
         line = inspect.getsourcelines(fn)[1]
-    except (OSError, TypeError):
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):  # e.g. exec'd from Markdown
         return "?"
     return f"{_short_path(file)}:{line}"
 

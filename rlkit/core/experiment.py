@@ -1,4 +1,8 @@
-"""``Experiment``: a runnable recipe, and the registry of bundled recipes.
+"""``Experiment``: a runnable recipe, and the registry of recipes.
+
+Packages register recipes through the ``rlkit.experiments`` entry-point group (rlkit's bundled
+recipes too: ``[project.entry-points."rlkit.experiments"]`` in pyproject.toml); the registry
+loads every entry point when it is first listed or looked up.
 
 A recipe declares its parameters, with types and defaults, in one of two ways: as keyword
 parameters after ``seed`` (``def SARSA_CliffWalking(seed=0, episodes: int = 500)``), or as one
@@ -12,19 +16,19 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib
-import importlib.util
 import inspect
 import re
-import sys
 import types
 import typing
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import metadata
 from typing import Any
 
 from .checks import ArgumentTypeError, is_int, is_real, non_negative_int, positive_int
+from .dispatch import run_arguments
+from .run import run
 
 __all__ = [
     "Experiment",
@@ -38,6 +42,11 @@ __all__ = [
 
 _NAME = re.compile(r"^[A-Z][A-Za-z0-9]*_[A-Z][A-Za-z0-9]*$")
 _REGISTRY: dict[str, Callable[..., Experiment]] = {}
+
+#: the entry-point group through which installed packages (rlkit itself included) register
+#: recipes: each entry point names a module that calls ``@rk.experiment`` when imported
+ENTRY_POINT_GROUP = "rlkit.experiments"
+_entry_points_loaded = False
 
 
 class UnknownExperimentError(KeyError):
@@ -74,9 +83,12 @@ class Experiment:
 
     def run(self) -> Any:
         """Run the experiment; return its hook."""
-        from .run import run
-
         return run(self)
+
+
+@run_arguments.dispatch
+def _(experiment: Experiment, /):
+    return experiment.policy, experiment.env, experiment.stop_condition, experiment.hook
 
 
 def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
@@ -108,40 +120,49 @@ def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
     return fn
 
 
-def _load_bundled() -> None:
-    """Import the bundled recipes: ``rlkit.experiments`` as installed, or, when ``rlkit`` is a
-    source tree (a script run from a clone after a non-editable install imports the clone's
-    ``rlkit/``, which has no ``experiments`` inside), the ``experiments/`` folder beside it."""
-    if "rlkit.experiments" in sys.modules:
+def _load_entry_points() -> None:
+    """Load the recipes of every installed package, once: each entry point of the
+    ``rlkit.experiments`` group names a module whose import registers recipes with
+    ``@rk.experiment`` (rlkit's own recipes are registered this way too, so core never imports
+    the layer above it). An entry point that fails to load is left out with a warning that
+    names it and its error; the other recipes are still listed."""
+    global _entry_points_loaded
+    if _entry_points_loaded:
         return
-    try:
-        importlib.import_module("rlkit.experiments")
-        return
-    except ModuleNotFoundError as error:
-        if error.name != "rlkit.experiments":
-            raise
-    folder = Path(__file__).resolve().parents[2] / "experiments"
-    spec = importlib.util.spec_from_file_location(
-        "rlkit.experiments", folder / "__init__.py", submodule_search_locations=[str(folder)]
-    )
-    if spec is None or spec.loader is None or not (folder / "__init__.py").is_file():
-        raise ModuleNotFoundError(
-            f"the bundled recipes (rlkit.experiments) are neither installed nor in {folder}",
-            name="rlkit.experiments",
+    _entry_points_loaded = True  # before loading: a recipe module may list the registry
+    found = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    if not found:
+        warnings.warn(
+            f"rlkit: no package declares recipes in the entry-point group "
+            f"{ENTRY_POINT_GROUP!r}, not even rlkit's own: rlkit is not installed, or its "
+            f"install predates them (from a source checkout: pip install -e . again)",
+            RuntimeWarning,
+            stacklevel=3,
         )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rlkit.experiments"] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules["rlkit.experiments"]
-        raise
-    sys.modules["rlkit"].experiments = module  # as an import would
+    for entry_point in found:
+        try:
+            entry_point.load()
+        except Exception as error:  # noqa: BLE001 - one broken package must not hide the rest
+            warnings.warn(
+                f"rlkit: the recipes of entry point {entry_point.name!r} "
+                f"({entry_point.value!r}{_distribution(entry_point)}, group "
+                f"{ENTRY_POINT_GROUP!r}) could not be loaded and are left out: "
+                f"{type(error).__name__}: {error}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
+def _distribution(entry_point: metadata.EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    return f" of {dist.name} {dist.version}" if dist is not None else ""
 
 
 def list_experiments() -> dict[str, str]:
-    """Registered recipes (bundled ones included): name -> one-line description."""
-    _load_bundled()
+    """Registered recipes: name -> one-line description. Those of installed packages (rlkit's
+    bundled ones included) are registered through the ``rlkit.experiments`` entry-point group,
+    loaded on the first call."""
+    _load_entry_points()
     return {name: _describe(fn) for name, fn in sorted(_REGISTRY.items())}
 
 
@@ -206,7 +227,7 @@ def _params_dataclass(fn: Callable[..., Experiment]) -> tuple[str | None, Any]:
 
 
 def _recipe(name: str) -> Callable[..., Experiment]:
-    _load_bundled()
+    _load_entry_points()
     if name not in _REGISTRY:
         close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from .checks import not_a_class
 from .dispatch import PlanStep, compose, noop, update, where
 from .stages import STAGES, AbstractStage
+from .state import load_parts, state_or_none
 
 # The two moments after the stop checks at which hooks may act besides the stages (see
 # AbstractHook.after_step_check): plan keys next to the stages.
@@ -33,6 +35,9 @@ __all__ = [
     "AbstractStopCondition",
     "step_takes_action",
     "CHECK_MOMENTS",
+    "StopAny",
+    "StopAll",
+    "stop_plan",
     "bind_check",
     "stop_answer",
 ]
@@ -360,23 +365,15 @@ class AbstractStopCondition:
         return self.step(policy, env)
 
     def __or__(self, other: Any) -> AbstractStopCondition:
-        from .stop_conditions import StopAny
-
         return StopAny(self, other)
 
     def __and__(self, other: Any) -> AbstractStopCondition:
-        from .stop_conditions import StopAll
-
         return StopAll(self, other)
 
     def __ror__(self, other: Any) -> AbstractStopCondition:
-        from .stop_conditions import StopAny
-
         return StopAny(other, self)
 
     def __rand__(self, other: Any) -> AbstractStopCondition:
-        from .stop_conditions import StopAll
-
         return StopAll(other, self)
 
     def progress(self) -> tuple[float, float, str] | None:
@@ -422,3 +419,124 @@ def stop_answer(check: Any, answer: Any) -> bool:
         f"stop condition {name} returned {type(answer).__name__} {answer!r:.80}; expected a "
         f"bool (True to stop), e.g. bool((x > 0).all()) for an array"
     )
+
+
+# ---- composition of stop conditions: a | b, a & b ----
+
+
+def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
+    """The plan of any stop condition; a plain callable is a step-level check."""
+    if isinstance(stop, AbstractStopCondition):
+        return stop.plan(policy, env)
+    not_a_class("run", "stop_condition", stop)
+    if not callable(stop):
+        raise TypeError(
+            f"run: stop_condition must be an rk.AbstractStopCondition or a callable "
+            f"f(policy, env) -> bool, got {type(stop).__name__}: {stop!r}"
+        )
+    return PlanStep(
+        bind_check(stop, policy, env), getattr(stop, "__qualname__", "stop"), where(stop)
+    ), None
+
+
+class _Composite(AbstractStopCondition):
+    """Conditions checked together; ``op`` joins their repr, nested composites of the same kind
+    are flattened. A level (step, episode) is checked when any part checks it, and every part
+    is updated at every check (so counters keep counting)."""
+
+    op = ""
+
+    def __init__(self, *conditions: Any) -> None:
+        flat: list[Any] = []
+        for c in conditions:
+            if not (isinstance(c, AbstractStopCondition) or callable(c)):
+                raise TypeError(
+                    f"{type(self).__name__}: expected stop conditions (rk.AbstractStopCondition"
+                    f" or callables f(policy, env) -> bool), got {type(c).__name__}: {c!r}"
+                )
+            flat.extend(c.conditions if type(c) is type(self) else (c,))
+        if not flat:
+            raise ValueError(f"{type(self).__name__}: needs at least one condition")
+        self.conditions = tuple(flat)
+
+    def __repr__(self) -> str:
+        return f" {self.op} ".join(
+            f"({c!r})" if isinstance(c, _Composite) else repr(c) for c in self.conditions
+        )
+
+    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
+        parts = [stop_plan(c, policy, env) for c in self.conditions]  # lets each part start
+        step, episode = super().plan(policy, env)
+        return (
+            step if any(p[0] is not None for p in parts) else None,
+            episode if any(p[1] is not None for p in parts) else None,
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"conditions": [...]}``: each part's state, None for parts without one."""
+        return {"conditions": [state_or_none(c) for c in self.conditions]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        load_parts(type(self).__name__, "conditions", self.conditions, state)
+
+
+class StopAny(_Composite):
+    """Stop when any of the conditions says so (``a | b``); every condition is updated.
+
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopAfterNSteps(10_000) | rk.StopAfterNEpisodes(2)
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
+        >>> stop.conditions[1].episodes
+        2
+    """
+
+    op = "|"
+
+    def step(self, policy: Any, env: Any) -> bool:
+        return any([_check(c, "step", policy, env) for c in self.conditions])
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        return any([_check(c, "episode", policy, env) for c in self.conditions])
+
+    def progress(self) -> tuple[float, float, str] | None:
+        known = [p for c in self.conditions if (p := _progress(c)) is not None]
+        return max(known, key=lambda p: p[0] / p[1]) if known else None
+
+
+class StopAll(_Composite):
+    """Stop when all conditions say so (``a & b``); every condition is updated. A plain callable
+    or a condition with only an episode-level check counts as False at the other level, so
+    ``rk.StopAfterNSteps(1000) & rk.StopWhenDone()`` stops at the first episode end after 1000
+    steps.
+
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopAfterNSteps(100) & rk.StopWhenDone()
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
+        >>> stop.conditions[0].steps >= 100
+        True
+    """
+
+    op = "&"
+
+    def step(self, policy: Any, env: Any) -> bool:
+        return all([_check(c, "step", policy, env) for c in self.conditions])
+
+    def episode(self, policy: Any, env: Any) -> bool:
+        return all([_check(c, "episode", policy, env) for c in self.conditions])
+
+    def progress(self) -> tuple[float, float, str] | None:
+        known = [p for c in self.conditions if (p := _progress(c)) is not None]
+        return min(known, key=lambda p: p[0] / p[1]) if known else None
+
+
+def _check(condition: Any, level: str, policy: Any, env: Any) -> bool:
+    if isinstance(condition, AbstractStopCondition):
+        method = getattr(condition, level)
+        return stop_answer(method, method(policy, env))
+    return stop_answer(condition, condition(policy, env)) if level == "step" else False
+
+
+def _progress(condition: Any) -> tuple[float, float, str] | None:
+    return condition.progress() if isinstance(condition, AbstractStopCondition) else None

@@ -12,9 +12,8 @@ from typing import Any
 
 from .checks import not_a_class
 from .dispatch import PlanStep, learning_methods, where
-from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy
+from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy, stop_plan
 from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
-from .stop_conditions import stop_plan
 
 __all__ = ["CallPlan", "build_plan", "explain", "hook_plan", "evaluation_only"]
 

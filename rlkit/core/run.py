@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .dispatch import restore, run_loop
+from .dispatch import restore, run_arguments, run_loop
 from .interfaces import AbstractEnv, AbstractPolicy, AbstractVectorEnv
 from .plan import CallPlan, build_plan
 from .stages import (
@@ -49,19 +49,11 @@ def run(
         >>> len(hook.rewards)
         5
     """
-    from .experiment import Experiment
-
-    if isinstance(policy, Experiment):
+    bundled = run_arguments(policy)  # an Experiment: its policy, env, stop condition and hook
+    if bundled is not None:
         if env is not None or stop_condition is not None or hook is not None:
             raise TypeError("run(experiment) takes no other arguments: the experiment has them")
-        experiment = policy
-        return run(
-            experiment.policy,
-            experiment.env,
-            experiment.stop_condition,
-            experiment.hook,
-            resume_from=resume_from,
-        )
+        return run(*bundled, resume_from=resume_from)
     if not isinstance(env, (AbstractEnv, AbstractVectorEnv)):
         raise TypeError(
             f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv) or an "

@@ -2,12 +2,13 @@
 
 A stop condition is checked after every step (``step(policy, env)``) and, for conditions about
 whole episodes, after each finished episode (``episode(policy, env)``); each returns True to stop.
-A step-level stop in the middle of an episode does not announce PostEpisode for it; one at the
-last step of an episode does (the episode is finished). Conditions compose with ``|`` (either)
-and ``&`` (both). A plain callable ``f(policy, env) -> bool`` is accepted too and checked after
-every step. Bundled: ``StopAfterNSteps``, ``StopAfterNEpisodes``, ``StopWhenDone``,
-``StopAfterNoImprovement``, ``StopAfterNSeconds``, ``StopSignal``; each has ``state_dict`` /
-``load_state_dict`` for checkpoints, and ``progress()`` where the end is known.
+A step-level stop in the middle of an episode does not announce PostEpisode for it; one at the last
+step of an episode does (the episode is finished). Conditions compose with ``|`` (either) and ``&``
+(both): ``StopAny`` and ``StopAll``, defined beside ``AbstractStopCondition`` in ``interfaces.py``
+(whose operators build them) and importable from here. A plain callable ``f(policy, env) -> bool``
+is accepted too and checked after every step. Bundled: ``StopAfterNSteps``, ``StopAfterNEpisodes``,
+``StopWhenDone``, ``StopAfterNoImprovement``, ``StopAfterNSeconds``, ``StopSignal``; each has
+``state_dict`` / ``load_state_dict`` for checkpoints, and ``progress()`` where the end is known.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .checks import callable_name, check_callable, finite_float, not_a_class, positive_int
-from .dispatch import PlanStep, where
-from .interfaces import AbstractStopCondition, AbstractVectorEnv, bind_check, stop_answer
-from .state import load_parts, require_keys, state_count, state_or_none
+from .checks import callable_name, check_callable, finite_float, positive_int
+from .dispatch import PlanStep
+from .interfaces import AbstractStopCondition, AbstractVectorEnv, StopAll, StopAny, stop_plan
+from .state import require_keys, state_count
 
 __all__ = [
     "AbstractStopCondition",
@@ -36,21 +37,6 @@ __all__ = [
     "StopAll",
     "stop_plan",
 ]
-
-
-def stop_plan(stop: Any, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
-    """The plan of any stop condition; a plain callable is a step-level check."""
-    if isinstance(stop, AbstractStopCondition):
-        return stop.plan(policy, env)
-    not_a_class("run", "stop_condition", stop)
-    if not callable(stop):
-        raise TypeError(
-            f"run: stop_condition must be an rk.AbstractStopCondition or a callable "
-            f"f(policy, env) -> bool, got {type(stop).__name__}: {stop!r}"
-        )
-    return PlanStep(
-        bind_check(stop, policy, env), getattr(stop, "__qualname__", "stop"), where(stop)
-    ), None
 
 
 class StopAfterNSteps(AbstractStopCondition):
@@ -340,106 +326,3 @@ class StopSignal(AbstractStopCondition):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("StopSignal", state)
-
-
-class _Composite(AbstractStopCondition):
-    """Conditions checked together; ``op`` joins their repr, nested composites of the same kind
-    are flattened. A level (step, episode) is checked when any part checks it, and every part
-    is updated at every check (so counters keep counting)."""
-
-    op = ""
-
-    def __init__(self, *conditions: Any) -> None:
-        flat: list[Any] = []
-        for c in conditions:
-            if not (isinstance(c, AbstractStopCondition) or callable(c)):
-                raise TypeError(
-                    f"{type(self).__name__}: expected stop conditions (rk.AbstractStopCondition"
-                    f" or callables f(policy, env) -> bool), got {type(c).__name__}: {c!r}"
-                )
-            flat.extend(c.conditions if type(c) is type(self) else (c,))
-        if not flat:
-            raise ValueError(f"{type(self).__name__}: needs at least one condition")
-        self.conditions = tuple(flat)
-
-    def __repr__(self) -> str:
-        return f" {self.op} ".join(
-            f"({c!r})" if isinstance(c, _Composite) else repr(c) for c in self.conditions
-        )
-
-    def plan(self, policy: Any, env: Any) -> tuple[PlanStep | None, PlanStep | None]:
-        parts = [stop_plan(c, policy, env) for c in self.conditions]  # lets each part start
-        step, episode = super().plan(policy, env)
-        return (
-            step if any(p[0] is not None for p in parts) else None,
-            episode if any(p[1] is not None for p in parts) else None,
-        )
-
-    def state_dict(self) -> dict[str, Any]:
-        """``{"conditions": [...]}``: each part's state, None for parts without one."""
-        return {"conditions": [state_or_none(c) for c in self.conditions]}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        load_parts(type(self).__name__, "conditions", self.conditions, state)
-
-
-class StopAny(_Composite):
-    """Stop when any of the conditions says so (``a | b``); every condition is updated.
-
-    Example:
-        >>> import rlkit as rk
-        >>> stop = rk.StopAfterNSteps(10_000) | rk.StopAfterNEpisodes(2)
-        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
-        >>> stop.conditions[1].episodes
-        2
-    """
-
-    op = "|"
-
-    def step(self, policy: Any, env: Any) -> bool:
-        return any([_check(c, "step", policy, env) for c in self.conditions])
-
-    def episode(self, policy: Any, env: Any) -> bool:
-        return any([_check(c, "episode", policy, env) for c in self.conditions])
-
-    def progress(self) -> tuple[float, float, str] | None:
-        known = [p for c in self.conditions if (p := _progress(c)) is not None]
-        return max(known, key=lambda p: p[0] / p[1]) if known else None
-
-
-class StopAll(_Composite):
-    """Stop when all conditions say so (``a & b``); every condition is updated. A plain callable
-    or a condition with only an episode-level check counts as False at the other level, so
-    ``rk.StopAfterNSteps(1000) & rk.StopWhenDone()`` stops at the first episode end after 1000
-    steps.
-
-    Example:
-        >>> import rlkit as rk
-        >>> stop = rk.StopAfterNSteps(100) & rk.StopWhenDone()
-        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop)
-        >>> stop.conditions[0].steps >= 100
-        True
-    """
-
-    op = "&"
-
-    def step(self, policy: Any, env: Any) -> bool:
-        return all([_check(c, "step", policy, env) for c in self.conditions])
-
-    def episode(self, policy: Any, env: Any) -> bool:
-        return all([_check(c, "episode", policy, env) for c in self.conditions])
-
-    def progress(self) -> tuple[float, float, str] | None:
-        known = [p for c in self.conditions if (p := _progress(c)) is not None]
-        return min(known, key=lambda p: p[0] / p[1]) if known else None
-
-
-def _check(condition: Any, level: str, policy: Any, env: Any) -> bool:
-    if isinstance(condition, AbstractStopCondition):
-        method = getattr(condition, level)
-        return stop_answer(method, method(policy, env))
-    return stop_answer(condition, condition(policy, env)) if level == "step" else False
-
-
-def _progress(condition: Any) -> tuple[float, float, str] | None:
-    return condition.progress() if isinstance(condition, AbstractStopCondition) else None

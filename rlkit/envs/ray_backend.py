@@ -16,6 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.checks import optional_positive_int
+from .vector_group import _Group
+
 __all__ = ["RayGroups", "import_ray"]
 
 _READY_TIMEOUT_S = 120.0
@@ -40,9 +43,6 @@ class RayGroups:
     def __init__(
         self, factories: list, mode: str, n_actors: int | None, num_cpus: int | None
     ) -> None:
-        from ..core.checks import optional_positive_int
-        from .vector import _Group
-
         ray = import_ray()
         optional_positive_int("VectorGymEnv", "n_actors", n_actors)
         optional_positive_int("VectorGymEnv", "num_cpus", num_cpus)

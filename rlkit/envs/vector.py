@@ -19,18 +19,12 @@ import numpy as np
 
 from ..core.checks import non_negative_int, positive_int
 from ..core.interfaces import AbstractVectorEnv
-from ..core.state import attribute_state, generator_state, load_attribute_state
-from ..core.state import set_generator_state as _set_generator_state
-from .gym import _SKIP, _layers
+from .ray_backend import RayGroups
+from .vector_group import _MODES, SubEnvError, _Factory, _Group
 
 __all__ = ["VectorGymEnv", "SubEnvError", "sub_env_seeds", "BACKENDS"]
 
 BACKENDS = ("sync", "subprocess", "ray")
-_MODES = {mode.value: mode for mode in gym.vector.AutoresetMode}
-
-
-class SubEnvError(RuntimeError):
-    """A sub-environment of a vector env raised; the message names it and its seed."""
 
 
 def sub_env_seeds(seed: int | np.random.SeedSequence | None, n_envs: int) -> list[int | None]:
@@ -51,188 +45,6 @@ def sub_env_seeds(seed: int | np.random.SeedSequence | None, n_envs: int) -> lis
         seed = np.random.SeedSequence(non_negative_int("VectorGymEnv", "seed", seed))
     sequence = seed
     return [int(child.generate_state(1)[0]) for child in sequence.spawn(n_envs)]
-
-
-# ---- the sub-environments: labelled so that errors name them; their state for checkpoints ----
-
-
-class _Labelled(gym.Wrapper):
-    """A sub-env that names itself (index and seed) in the errors it raises, and whose state
-    (the attributes of its wrapper chain, as ``GymEnv.state_dict`` saves them) is the
-    attribute ``rlkit_state`` (read and written through gymnasium's ``get_attr``/``set_attr``)."""
-
-    def __init__(self, env: gym.Env, index: int, seed: int | None, fast: bool = False) -> None:
-        super().__init__(env)
-        self.rlkit_label = f"sub-env {index} (seed {seed})"
-        if fast:  # in this process: no wrapper layer per step; _Group.step names the sub-env
-            self.step = env.step
-
-    def step(self, action: Any) -> Any:
-        try:
-            return self.env.step(action)
-        except Exception as error:
-            raise SubEnvError(f"{self.rlkit_label} raised in step: {error!r}") from error
-
-    def reset(self, **kwargs: Any) -> Any:
-        try:
-            return self.env.reset(**kwargs)
-        except Exception as error:
-            raise SubEnvError(f"{self.rlkit_label} raised in reset: {error!r}") from error
-
-    @property
-    def rlkit_state(self) -> dict[str, Any]:
-        layers = _layers(self.env)
-        return {
-            "layers": [
-                {
-                    "type": type(layer).__qualname__,
-                    "attributes": attribute_state(layer, exclude=_SKIP),
-                }
-                for layer in layers
-            ],
-            "spaces": [_space_rng(self.env.action_space), _space_rng(self.env.observation_space)],
-        }
-
-    @rlkit_state.setter
-    def rlkit_state(self, state: dict[str, Any]) -> None:
-        layers = _layers(self.env)
-        saved = [layer["type"] for layer in state["layers"]]
-        now = [type(layer).__qualname__ for layer in layers]
-        if saved != now:
-            raise ValueError(
-                f"{self.rlkit_label}: the saved wrapper chain {saved} differs from {now}"
-            )
-        for layer, layer_state in zip(layers, state["layers"], strict=True):
-            load_attribute_state(layer, layer_state["attributes"])
-        for space, rng_state in zip(
-            (self.env.action_space, self.env.observation_space), state["spaces"], strict=True
-        ):
-            if rng_state is not None:
-                _set_generator_state(space.np_random, rng_state)
-
-
-def _space_rng(space: gym.Space) -> dict[str, Any] | None:
-    rng = getattr(space, "_np_random", None)
-    return generator_state(rng) if isinstance(rng, np.random.Generator) else None
-
-
-class _Factory:
-    """Picklable constructor of one labelled sub-env (for worker processes and Ray actors)."""
-
-    def __init__(self, make: str | Callable[[], gym.Env], kwargs: dict, index: int, seed: Any):
-        self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
-        self.fast = False  # set by a group that steps its sub-envs in its own process
-
-    def __call__(self) -> gym.Env:
-        try:
-            env = (
-                gym.make(self.make, **self.kwargs) if isinstance(self.make, str) else self.make()
-            )
-        except Exception as error:
-            raise SubEnvError(
-                f"sub-env {self.index} (seed {self.seed}) could not be built: {error!r}"
-            ) from error
-        if not isinstance(env, gym.Env):
-            raise TypeError(
-                f"VectorGymEnv: the function of sub-env {self.index} must return a gymnasium.Env,"
-                f" got {type(env).__name__}: {env!r}"
-            )
-        return _Labelled(env, self.index, self.seed, self.fast)
-
-
-# ---- one group of sub-envs behind a gymnasium vector env, in rlkit's contract ----
-
-
-class _Group:
-    """A gymnasium vector env whose results are put into rlkit's contract, whatever its
-    autoreset mode: ``step`` returns ``(state, reward, terminated, truncated, final_state,
-    mask)`` with ``state`` already reset where an episode ended. The sync and subprocess
-    backends are one group; the Ray backend runs one group (a ``SyncVectorEnv``) per actor."""
-
-    def __init__(self, factories: list[_Factory], kind: str, mode: str, context: Any = None):
-        autoreset_mode = _MODES[mode]
-        self.in_process = kind != "subprocess"
-        for factory in factories:
-            factory.fast = self.in_process
-        if kind == "subprocess":
-            self.vec = gym.vector.AsyncVectorEnv(
-                factories, autoreset_mode=autoreset_mode, context=context
-            )
-        else:
-            self.vec = gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_mode)
-        self.same_step = autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
-        self.n = len(factories)
-
-    def ready(self) -> bool:
-        return True
-
-    def spaces(self) -> tuple[gym.Space, gym.Space]:
-        return self.vec.single_action_space, self.vec.single_observation_space
-
-    def reset(self, seeds: list[int | None]) -> tuple[np.ndarray, np.ndarray | None]:
-        state, info = self.vec.reset(seed=list(seeds))
-        return state, _mask(info, self.n)
-
-    def step(self, actions: Any) -> tuple:
-        try:
-            state, reward, terminated, truncated, info = self.vec.step(actions)
-        except SubEnvError:
-            raise
-        except Exception as error:
-            if self.in_process:  # name the sub-env SyncVectorEnv.step was stepping
-                index = _failing_index(error)
-                if index is not None:
-                    label = self.vec.envs[index].rlkit_label
-                    raise SubEnvError(f"{label} raised in step: {error!r}") from error
-            raise
-        done = terminated | truncated
-        mask = _mask(info, self.n)
-        final = state
-        if done.any():
-            if self.same_step:
-                final = state.copy()
-                for i in np.flatnonzero(done):
-                    final[i] = info["final_obs"][i]
-            else:  # NEXT_STEP and DISABLED: reset the finished sub-envs now
-                state, reset_info = self.vec.reset(options={"reset_mask": done})
-                state = state.copy() if state is final else state
-                reset_mask = _mask(reset_info, self.n)
-                if reset_mask is not None:
-                    mask = reset_mask if mask is None else np.where(done[:, None], reset_mask, mask)
-        return state, np.asarray(reward, np.float64), terminated, truncated, final, mask, done
-
-    def get_states(self) -> list[dict[str, Any]]:
-        return list(self.vec.get_attr("rlkit_state"))
-
-    def set_states(self, states: list[dict[str, Any]]) -> None:
-        self.vec.set_attr("rlkit_state", list(states))
-
-    def close(self, terminate: bool = False) -> None:
-        if isinstance(self.vec, gym.vector.AsyncVectorEnv):
-            self.vec.close(terminate=terminate)
-        else:
-            self.vec.close()
-
-
-def _failing_index(error: BaseException) -> int | None:
-    """The sub-env index ``SyncVectorEnv.step`` was at when ``error`` was raised."""
-    tb = error.__traceback__
-    while tb is not None:
-        frame = tb.tb_frame
-        if frame.f_code is _SYNC_STEP_CODE:
-            index = frame.f_locals.get("i")
-            return index if isinstance(index, int) else None
-        tb = tb.tb_next
-    return None
-
-
-_SYNC_STEP_CODE = gym.vector.SyncVectorEnv.step.__code__
-
-
-def _mask(info: dict[str, Any], n: int) -> np.ndarray | None:
-    """Per-sub-env legal-action masks from the vector ``info["action_mask"]`` (or None)."""
-    mask = info.get("action_mask")
-    return None if mask is None else np.asarray(mask, dtype=bool).reshape(n, -1)
 
 
 # ---- the public class ----
@@ -323,8 +135,6 @@ class VectorGymEnv(AbstractVectorEnv):
             for i, (make, s) in enumerate(zip(makes, self.seeds, strict=True))
         ]
         if backend == "ray":
-            from .ray_backend import RayGroups
-
             self._group: Any = RayGroups(factories, self.autoreset_mode, n_actors, num_cpus)
         else:
             if n_actors is not None or num_cpus is not None:

@@ -47,7 +47,6 @@ import torch
 from ..approximators.neural import resolve_device
 from ..core.checks import check_callable, optional_positive_int, positive_int
 from ..core.dispatch import PlanStep, resolve, statistics, update, where
-from ..core.schedules import Schedule
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage
 from ..core.state import generator_state, require_keys, set_generator_state, state_count
@@ -56,6 +55,7 @@ from ..policies.agent import Agent
 from ..policies.distributions import distribution_for
 from ..policies.spaces import check_env_fits
 from ..policies.stochastic import StochasticPolicy, is_vector_env
+from ..schedules import Schedule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, fn_name
 from .hyperparameters import check_hyperparameters, check_minibatches

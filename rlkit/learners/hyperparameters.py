@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.checks import ArgumentTypeError, finite_float, is_int, unit_interval
-from ..core.schedules import PiecewiseSchedule, Schedule
+from ..schedules import PiecewiseSchedule, Schedule
 
 __all__ = ["check_hyperparameters", "check_minibatches", "hidden_sizes", "schedule_ends"]
 

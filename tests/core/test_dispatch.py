@@ -179,6 +179,16 @@ def test_where_gives_file_and_line():
     assert dispatch.where(len) == "?"  # no Python source
 
 
+def test_where_of_code_run_from_a_text_file_is_unknown(tmp_path):
+    """A README's example is compiled with the README as its file name: the lines there are not
+    the function's source (they may not even tokenize)."""
+    text = tmp_path / "README.md"
+    text.write_text("A [link](\n\n```python\ndef f():\n    return 1\n```\n")
+    namespace: dict = {}
+    exec(compile("def f():\n    return 1\n", str(text), "exec"), namespace)
+    assert dispatch.where(namespace["f"]) == "?"
+
+
 def _line_of(text: str) -> int:
     lines = inspect.getsource(inspect.getmodule(_line_of)).splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.startswith(text))

@@ -10,6 +10,8 @@ import dataclasses
 import shutil
 import subprocess
 import sys
+import warnings
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from rlkit.core import experiment as experiment_module
 
 @pytest.fixture(autouse=True)
 def private_registry(monkeypatch):
-    experiment_module._load_bundled()  # registered into the real registry, not into this copy
+    experiment_module._load_entry_points()  # registered into the real registry, not this copy
     registry = dict(experiment_module._REGISTRY)
     monkeypatch.setattr(experiment_module, "_REGISTRY", registry)
     return registry
@@ -234,6 +236,145 @@ def test_a_dataclass_default_declares_the_parameters():
         rk.make_experiment("Budgeted_CartPole", hidden=["8"])
     with pytest.raises(TypeError, match="it accepts seed, steps, hidden, rate"):
         rk.make_experiment("Budgeted_CartPole", p=Budget(3))
+
+
+# ---- recipes of installed packages: the rlkit.experiments entry points ----
+
+GROUP = "rlkit.experiments"
+THIRD_PARTY = "rlkit_test_third_party_recipes"  # a module of "another installed package"
+BROKEN = "rlkit_test_broken_recipes"
+
+THIRD_PARTY_CODE = '''
+import rlkit as rk
+
+
+@rk.experiment
+def ThirdParty_CartPole(seed: int = 0, episodes: int = 2) -> rk.Experiment:
+    """Random actions on CartPole-v1, shipped by another package."""
+    return rk.Experiment(
+        rk.RandomPolicy(seed=seed),
+        rk.GymEnv("CartPole-v1", seed=seed),
+        rk.StopAfterNEpisodes(episodes),
+        rk.TotalRewardPerEpisode(),
+    )
+'''
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """``installed(**entry_points)``: the installed packages now declare exactly these
+    ``name=module`` entry points in the group, and the registry loads them again. Returns the
+    names of the entry points loaded, in order."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / f"{THIRD_PARTY}.py").write_text(THIRD_PARTY_CODE)
+    (tmp_path / f"{BROKEN}.py").write_text("raise RuntimeError('oops')\n")
+    loads: list[str] = []
+
+    class Recorded(metadata.EntryPoint):
+        def load(self):
+            loads.append(self.name)
+            return super().load()
+
+    def install(**entry_points: str) -> list[str]:
+        found = metadata.EntryPoints(
+            Recorded(name, module, GROUP) for name, module in entry_points.items()
+        )
+
+        def entry_points(**selection):
+            assert selection == {"group": GROUP}
+            return found
+
+        monkeypatch.setattr(metadata, "entry_points", entry_points)
+        monkeypatch.setattr(experiment_module, "_entry_points_loaded", False)
+        return loads
+
+    yield install
+    for module in (THIRD_PARTY, BROKEN):
+        sys.modules.pop(module, None)
+
+
+def test_a_package_ships_recipes_through_the_entry_point_group(installed):
+    loads = installed(third_party=THIRD_PARTY)
+    assert "ThirdParty_CartPole" not in experiment_module._REGISTRY  # not loaded yet
+    listed = rk.list_experiments()
+    description = "Random actions on CartPole-v1, shipped by another package."
+    assert listed["ThirdParty_CartPole"] == description
+    assert len(rk.run(rk.make_experiment("ThirdParty_CartPole", seed=1)).rewards) == 2
+    assert loads == ["third_party"]  # loaded once, when the registry was first listed
+
+
+def test_a_recipe_is_looked_up_through_the_entry_points_too(installed):
+    installed(third_party=THIRD_PARTY)
+    assert list(experiment_module.recipe_parameters("ThirdParty_CartPole")) == ["episodes"]
+
+
+def test_a_broken_entry_point_warns_naming_it_and_the_others_are_listed(installed):
+    installed(broken=BROKEN, missing="rlkit_test_no_such_module", ok=THIRD_PARTY)
+    with pytest.warns(RuntimeWarning) as caught:
+        listed = rk.list_experiments()
+    assert "ThirdParty_CartPole" in listed
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2, messages
+    assert f"entry point 'broken' ('{BROKEN}'" in messages[0]
+    assert "group 'rlkit.experiments'" in messages[0]
+    assert "RuntimeError: oops" in messages[0]
+    assert "entry point 'missing' ('rlkit_test_no_such_module'" in messages[1]
+    assert "ModuleNotFoundError" in messages[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rk.list_experiments() == listed  # warned once, not at every listing
+
+
+def test_a_broken_entry_point_does_not_crash_rlkit_list(installed, capsys):
+    from rlkit.cli import main
+
+    installed(broken=BROKEN, ok=THIRD_PARTY)
+    with pytest.warns(RuntimeWarning, match="entry point 'broken'"):
+        assert main(["list"]) in (0, None)
+    assert "ThirdParty_CartPole" in capsys.readouterr().out
+
+
+def test_no_entry_point_at_all_says_rlkit_is_not_installed(installed):
+    installed()
+    with pytest.warns(RuntimeWarning, match=r"rlkit is not installed.*pip install -e \."):
+        rk.list_experiments()
+
+
+def test_the_bundled_recipe_modules_are_declared_entry_points():
+    """Every module of experiments/ that registers recipes has its entry point in
+    pyproject.toml (else ``rlkit list`` would not show its recipes)."""
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    declared = project["entry-points"][GROUP]
+    registering = {
+        f"rlkit.experiments.{path.stem}"
+        for path in (root / "experiments").glob("*.py")
+        if "\n@rk.experiment\n" in path.read_text()
+    }
+    assert registering, "no recipe module found in experiments/"
+    assert declared == {module.rsplit(".", 1)[1]: module for module in registering}
+
+
+def test_the_installed_metadata_declares_the_bundled_recipes():
+    """The installed package's entry points (``pip install -e .`` writes them) are the ones in
+    pyproject.toml, and rlkit's bundled recipes are listed through them."""
+    found = {ep.name: ep.value for ep in metadata.entry_points(group=GROUP)}
+    for family in ("tabular", "dqn", "policy_gradient", "optimizers", "continuous"):
+        assert found.get(family) == f"rlkit.experiments.{family}", (
+            f"entry point {family!r} is missing from the installed metadata: pip install -e ."
+        )
+    listed = rk.list_experiments()
+    assert {"SARSA_CliffWalking", "DQN_CartPole", "PPO_CartPole", "TRPO_CartPole"} <= set(listed)
+
+
+def test_core_never_imports_the_recipes_by_name():
+    """The registry loads entry points: no module of core imports a module by a computed name
+    (how it used to import rlkit.experiments)."""
+    core = Path(experiment_module.__file__).resolve().parent
+    for path in sorted(core.glob("*.py")):
+        text = path.read_text()
+        assert "import_module" not in text and "rlkit.experiments." not in text, path.name
 
 
 # ---- recipes found from a source checkout ----

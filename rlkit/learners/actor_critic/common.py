@@ -55,7 +55,6 @@ from ...core.checks import (
 )
 from ...core.dispatch import PlanStep, greedy, statistics, update
 from ...core.interfaces import AbstractPolicy
-from ...core.schedules import Schedule
 from ...core.stages import POST_ACT_STAGE, AbstractStage
 from ...core.state import (
     generator_state,
@@ -71,6 +70,7 @@ from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
+from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update

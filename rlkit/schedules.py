@@ -20,8 +20,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .checks import finite_float, positive_int
-from .state import require_keys, state_count
+from .core.checks import finite_float, positive_int
+from .core.state import require_keys, state_count
 
 __all__ = [
     "Schedule",

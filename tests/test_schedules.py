@@ -1,6 +1,6 @@
 import pytest
 
-from rlkit.core.schedules import (
+from rlkit.schedules import (
     ConstantSchedule,
     ExponentialSchedule,
     LinearSchedule,
