@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from plum import Signature
 
 from ..approximators.neural import resolve_device
 from ..core.checks import check_callable, optional_positive_int, positive_int
@@ -243,6 +244,32 @@ class BuiltPolicy(StochasticPolicy):
         fn = type(self).extra_action_out_fn
         return {} if fn is None else fn(self, self.model, dist, obs, actions)
 
+    # ---- what rk.explain shows ----
+    @classmethod
+    def describe(cls) -> str:
+        """The algorithm as ``rk.explain(rk.PPO)`` prints it: its ``update(X, Batch)`` method,
+        the pure functions it calls and the optimizer tree(s) its defaults build, each module
+        with its settings and whether it wraps or computes the step."""
+        lines = [f"{cls.name}: update({cls.name}, Batch)  [{update_where(cls)}]"]
+        for key in FUNCTION_NAMES:
+            fns = getattr(cls, key)
+            named = fns.items() if isinstance(fns, Mapping) else [(None, fns)]
+            for name, fn in named:
+                if fn is not None:
+                    label = key if name is None else f"{key}[{name!r}]"
+                    lines.append(f"  {label} = {fn_name(fn)}  [{where(fn)}]")
+        specs = cls.optimizer
+        if not isinstance(specs, Mapping):
+            specs = {"optimizer": specs}
+        config = copy.deepcopy(dict(cls.defaults))
+        for name, spec in specs.items():
+            tree, _ = make_tree(spec, config, cls.name)
+            describe = getattr(tree, "describe", None)
+            text = describe() if callable(describe) else repr(tree)
+            lines.append(f"  {name} (built from the defaults):")
+            lines.extend(f"    {line}" for line in text.splitlines())
+        return "\n".join(lines)
+
     # ---- what rk.explain shows for the learning step ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
@@ -411,6 +438,15 @@ def reseed_modules(module: OptimizerModule, rng: np.random.Generator) -> None:
     children = getattr(module, "children", None)
     for child in (children() if callable(children) else {}).values():
         reseed_modules(child, rng)
+
+
+def update_where(cls: type) -> str:
+    """``file:line`` of the ``update(cls, Batch)`` method (``?`` when there is none)."""
+    try:
+        impl, _ = update.resolve_method(Signature(cls, Batch))
+    except LookupError:
+        return "?"
+    return where(impl)
 
 
 def describe_update(

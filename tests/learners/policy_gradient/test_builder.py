@@ -213,3 +213,12 @@ def test_a_model_fn_that_returns_no_module_is_named():
     with pytest.raises(TypeError, match=r"Mine: model_fn .*<lambda> must return a torch.nn.Module, "
                        r"got tuple: \(64, 64\)"):
         Mine(cartpole())
+
+
+def test_explain_of_the_ppo_class_prints_its_update_and_module_tree(capsys):
+    rk.explain(rk.PPO)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("PPO: update(PPO, Batch)  [rlkit/learners/update.py:")
+    tree = [line.strip().split("(")[0] for line in out if "):" in line]
+    assert tree == ["MultiStep", "ClippedStep", "GradientDescent"]
+    assert "ClippedStep(max_norm=0.5, on='gradient')" in "\n".join(out)
