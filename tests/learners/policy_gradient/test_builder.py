@@ -219,6 +219,6 @@ def test_explain_of_the_ppo_class_prints_its_update_and_module_tree(capsys):
     rk.explain(rk.PPO)
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("PPO: update(PPO, Batch)  [rlkit/learners/update.py:")
-    tree = [line.strip().split("(")[0] for line in out if line.endswith(("step", "step with"))]
+    tree = [line.strip().split("(")[0] for line in out if line.endswith(("step", "with"))]
     assert tree == ["MultiStep", "ClippedStep", "GradientDescent"]
     assert "ClippedStep(max_norm=0.5, on='gradient')" in "\n".join(out)
