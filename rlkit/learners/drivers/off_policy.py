@@ -47,14 +47,32 @@ def train(policy: Any, trajectory: CircularArraySARTTrajectory, n: int) -> None:
 
 
 # ---- PostAct: count the step; learn as often as the learner's schedule says ----
+def after_step(policy: Any, trajectory: CircularArraySARTTrajectory, env: Any) -> None:
+    """The driver's PostAct body: ``n = policy.due(env)``, then ``n`` gradient steps."""
+    n = policy.due(env)
+    if n:
+        train(policy, trajectory, n)
+
+
+# one method per learner base (a union of the two is not more specific than the do-nothing
+# default for AbstractPolicy, nor than AbstractLearner's, so it would be ambiguous)
 @update.dispatch
 def _(
-    policy: ValueBasedLearner | OffPolicyActorCritic,
+    policy: ValueBasedLearner,
     trajectory: CircularArraySARTTrajectory,
     env: AbstractEnv | AbstractVectorEnv,
     stage: PostActStage,
     /,
 ):
-    n = policy.due(env)
-    if n:
-        train(policy, trajectory, n)
+    after_step(policy, trajectory, env)
+
+
+@update.dispatch
+def _(
+    policy: OffPolicyActorCritic,
+    trajectory: CircularArraySARTTrajectory,
+    env: AbstractEnv | AbstractVectorEnv,
+    stage: PostActStage,
+    /,
+):
+    after_step(policy, trajectory, env)
