@@ -10,6 +10,9 @@ from __future__ import annotations
 import torch
 
 import rlkit as rk
+from rlkit.core.dispatch import update
+from rlkit.core.stages import POST_ACT_STAGE
+from rlkit.learners.drivers.off_policy import train
 
 
 class EpisodeReturns(rk.AbstractHook):
@@ -25,6 +28,18 @@ class EpisodeReturns(rk.AbstractHook):
     def post_episode(self, policy, env) -> None:
         self.returns.append(self._total)
         self._total = 0.0
+
+
+def post_act(learner, trajectory, env) -> None:
+    """What the off-policy driver does at PostAct after one step of ``env``: count it, then the
+    gradient steps the learner's controller grants (``update(learner, batch)`` for each)."""
+    update(learner, trajectory, env, POST_ACT_STAGE)
+
+
+def gradient_steps(learner, trajectory, n: int = 1) -> None:
+    """``n`` gradient steps of a replay learner as the off-policy driver takes them (batches from
+    ``learner.batches``, ``update(learner, batch)``, priorities handed back)."""
+    train(learner, trajectory, n)
 
 
 class Scripted(rk.AbstractPolicy):
@@ -55,11 +70,11 @@ def assert_checkpoint_round_trip(make) -> None:
     rk.run(agent, env, rk.StopAfterNSteps(40))
     state = learner.state_dict()
     for _ in range(10):
-        learner.learn(agent.trajectory)
+        post_act(learner, agent.trajectory, env)
     _, _, other = make(seed=1)
     other.load_state_dict(state)
     for _ in range(10):
-        other.learn(agent.trajectory)
+        post_act(other, agent.trajectory, env)
     assert all(
         torch.equal(a, b)
         for a, b in zip(learner.model.parameters(), other.model.parameters(), strict=True)

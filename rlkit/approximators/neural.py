@@ -1,8 +1,11 @@
 """Neural-network approximators (torch): ``NeuralNetworkApproximator`` and ``TargetNetwork``.
 
-A ``NeuralNetworkApproximator`` is a torch module and its optimizer; learners compute a loss and
-hand it to :meth:`NeuralNetworkApproximator.optimise`. A ``TargetNetwork`` is a frozen copy of a
-network, refreshed by hard synchronisation every ``sync_every`` updates or by Polyak averaging.
+A ``NeuralNetworkApproximator`` holds a torch module, its trainable parameters and their
+optimizer module tree (``approximator.module``, an ``rk.optimizers`` tree: ``GradientDescent``
+over the given torch optimizer, in a ``ClippedStep`` when gradients are clipped); a learner
+steps that tree on a loss closure (:meth:`NeuralNetworkApproximator.step`). A ``TargetNetwork``
+is a frozen copy of a network, refreshed by hard synchronisation every ``sync_every`` updates or
+by Polyak averaging.
 ``q_network`` builds the MLP (optionally with a dueling head) that DQN-family learners expect for
 a given observation and action space, initialised from a local ``torch.Generator`` so that no
 global random state is read or changed.
@@ -22,6 +25,9 @@ from torch import nn
 from ..core.checks import exactly_one_of, finite_float, optional_positive_int
 from ..core.dispatch import statistics
 from ..core.interfaces import AbstractApproximator
+from ..optimizers.base import OptimizerModule, StepResult
+from ..optimizers.clipped import ClippedStep
+from ..optimizers.gradient import GradientDescent
 
 __all__ = [
     "NeuralNetworkApproximator",
@@ -85,8 +91,8 @@ def clone_tensors(tree: Any) -> Any:
 
 
 class NeuralNetworkApproximator(AbstractApproximator):
-    """A torch module with its optimizer: ``approximator(x)`` is the forward pass,
-    ``approximator.optimise(loss)`` one gradient step.
+    """A torch module with its parameters and their optimizer module tree: ``approximator(x)``
+    is the forward pass, ``approximator.step(fn_loss)`` one step of ``approximator.module``.
 
     Args:
         model: the ``torch.nn.Module``; it is moved to ``device``.
@@ -98,6 +104,13 @@ class NeuralNetworkApproximator(AbstractApproximator):
         lr_scheduler: a ``torch.optim.lr_scheduler.LRScheduler`` of ``optimizer`` or a callable
             ``optimizer -> scheduler``; stepped after every optimiser step.
 
+    Attributes:
+        module: the optimizer module tree, ``GradientDescent.wrap(optimizer, lr_scheduler=...)``
+            (wrapped in ``ClippedStep(..., max_grad_norm, on="gradient")`` when clipping);
+            ``rk.explain`` shows it.
+        parameters: the model's parameters that require gradients (what ``module`` steps).
+        optimizer, lr_scheduler: the torch optimizer and scheduler inside ``module``.
+
     ``statistics(approximator)`` reports the learning rate and the gradient norm of the last step
     (before clipping). ``state_dict`` holds the model, optimizer and scheduler states.
 
@@ -106,10 +119,12 @@ class NeuralNetworkApproximator(AbstractApproximator):
         >>> net = torch.nn.Linear(4, 2)
         >>> approx = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.SGD(p, lr=0.1),
         ...                                       max_grad_norm=10.0)
+        >>> approx.module.to_spec()["type"], approx.module.inner.optimizer is approx.optimizer
+        ('clipped_step', True)
         >>> loss = approx(torch.ones(3, 4)).pow(2).mean()
-        >>> approx.optimise(loss)
-        >>> approx.updates
-        1
+        >>> result = approx.step(lambda: loss)
+        >>> approx.updates, result.loss == loss.item()
+        (1, True)
     """
 
     def __init__(
@@ -132,8 +147,16 @@ class NeuralNetworkApproximator(AbstractApproximator):
         self.lr_scheduler = _make_scheduler(lr_scheduler, self.optimizer, name)
         self.max_grad_norm = None if max_grad_norm is None else float(max_grad_norm)
         self.parameters = [p for p in self.model.parameters() if p.requires_grad]
+        gradient = GradientDescent.wrap(
+            self.optimizer, lr_scheduler=self.lr_scheduler, keep_deltas=False
+        )
+        self.module: OptimizerModule = (
+            gradient
+            if max_grad_norm is None
+            else ClippedStep(gradient, self.max_grad_norm, on="gradient")
+        )
         self.updates = 0
-        self._grad_norm: torch.Tensor | None = None
+        self._grad_norm: float | None = None
 
     def __repr__(self) -> str:
         return (
@@ -144,19 +167,14 @@ class NeuralNetworkApproximator(AbstractApproximator):
     def __call__(self, x: Any) -> torch.Tensor:
         return self.model(x)
 
-    def optimise(self, loss: torch.Tensor) -> None:
-        """One step: zero the gradients, backpropagate ``loss``, clip, step the optimizer and
-        the learning-rate schedule."""
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if self.max_grad_norm is not None:
-            self._grad_norm = nn.utils.clip_grad_norm_(self.parameters, self.max_grad_norm)
-        else:
-            self._grad_norm = None  # computed from the gradients when asked
-        self.optimizer.step()
-        if self.lr_scheduler is not None:
-            self.lr_scheduler.step()
+    def step(self, fn_loss: Callable[[], torch.Tensor]) -> StepResult:
+        """One step of :attr:`module` on :attr:`parameters` over the loss closure ``fn_loss``
+        (gradients cleared, back-propagated, clipped, the optimizer and the learning-rate
+        schedule stepped: all inside the module tree); counts it in ``updates``."""
+        result = self.module.step(self.parameters, fn_loss)
+        self._grad_norm = result.grad_norm
         self.updates += 1
+        return result
 
     @property
     def lr(self) -> float:
@@ -166,7 +184,7 @@ class NeuralNetworkApproximator(AbstractApproximator):
     def grad_norm(self) -> float:
         """Global gradient norm of the last step (before clipping); nan before the first step."""
         if self._grad_norm is not None:
-            return float(self._grad_norm)
+            return self._grad_norm
         grads = [p.grad for p in self.parameters if p.grad is not None]
         if not grads:
             return math.nan
@@ -192,7 +210,7 @@ class NeuralNetworkApproximator(AbstractApproximator):
             self.lr_scheduler.load_state_dict(copy.deepcopy(state["lr_scheduler"]))
         self.updates = int(state["updates"])
         grad_norm = state.get("grad_norm")  # absent in checkpoints of rlkit <= 0.1
-        self._grad_norm = None if grad_norm is None else torch.tensor(float(grad_norm))
+        self._grad_norm = None if grad_norm is None else float(grad_norm)
 
 
 def _make_optimizer(optimizer: OptimizerLike, model: nn.Module, owner: str):

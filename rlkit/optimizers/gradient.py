@@ -164,6 +164,45 @@ class GradientDescent(OptimizerModule):
         if isinstance(self.torch_optimizer_cls, type):
             _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
 
+    @classmethod
+    def wrap(
+        cls, optimizer: torch.optim.Optimizer, *, lr_scheduler: Any = None, keep_deltas: bool = True
+    ) -> GradientDescent:
+        """A module that steps an already-built torch ``optimizer`` (its parameter groups,
+        settings and moments), for a user who hands over an optimizer instance (as
+        ``rk.NeuralNetworkApproximator`` allows). ``lr_scheduler``: an ``LRScheduler`` of
+        ``optimizer``, or a function ``optimizer -> LRScheduler`` (called now). The parameters
+        of its first ``step`` are the ones it steps from then on.
+
+        Example:
+            >>> import torch, rlkit as rk
+            >>> w = torch.nn.Parameter(torch.tensor([1.0]))
+            >>> sgd = rk.optimizers.GradientDescent.wrap(torch.optim.SGD([w], lr=0.5))
+            >>> _ = sgd.step([w], lambda: (w ** 2).sum())
+            >>> w.data, sgd.settings()
+            (tensor([0.]), {'optimizer': 'sgd', 'lr': 0.5})
+        """
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(
+                f"GradientDescent.wrap: optimizer must be a torch.optim.Optimizer, got "
+                f"{type(optimizer).__name__}: {optimizer!r:.80}"
+            )
+        module = cls(lambda params, **kw: optimizer, keep_deltas=keep_deltas)  # no probe build
+        module.torch_optimizer_cls = type(optimizer)  # named by settings()
+        module.kwargs = {"lr": float(optimizer.param_groups[0]["lr"])}  # shown by settings()
+        module.optimizer = optimizer
+        if lr_scheduler is not None and not isinstance(
+            lr_scheduler, torch.optim.lr_scheduler.LRScheduler
+        ):
+            if not callable(lr_scheduler):
+                raise TypeError(
+                    f"GradientDescent.wrap: lr_scheduler must be an LRScheduler or a function "
+                    f"optimizer -> LRScheduler, got {lr_scheduler!r}"
+                )
+            lr_scheduler = lr_scheduler(optimizer)
+        module.lr_scheduler = lr_scheduler
+        return module
+
     @property
     def learning_rate(self) -> float | None:
         """The learning rate of the first parameter group (the ``lr`` setting before the first
@@ -196,8 +235,6 @@ class GradientDescent(OptimizerModule):
         ids = tuple(id(p) for p in params)
         if self.optimizer is None:
             self.optimizer = make_torch_optimizer(self.torch_optimizer_cls, params, self.kwargs)
-            self._param_ids = ids
-            self._before = [torch.empty_like(p) for p in params] if self.keep_deltas else []
             if self.lr_scheduler_fn is not None:
                 self.lr_scheduler = self.lr_scheduler_fn(self.optimizer)
             if self._pending_state is not None:
@@ -205,11 +242,14 @@ class GradientDescent(OptimizerModule):
                 self._pending_state = None
             if self._lr_set is not None:
                 self.learning_rate = self._lr_set
-        elif ids != self._param_ids:
+        elif self._param_ids and ids != self._param_ids:
             raise ValueError(
                 "GradientDescent: step was called with other parameters than at its first step; "
                 "use one GradientDescent module per set of parameters"
             )
+        if not self._param_ids:  # the first step (of a built or a wrapped optimizer)
+            self._param_ids = ids
+            self._before = [torch.empty_like(p) for p in params] if self.keep_deltas else []
         return self.optimizer
 
     def step(self, params: ParamsLike, fn_loss: Loss, **fns: Any) -> StepResult:

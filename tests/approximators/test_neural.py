@@ -43,13 +43,13 @@ def test_forward_is_the_model():
     assert approx.device == torch.device("cpu")
 
 
-def test_optimise_takes_one_gradient_step():
+def test_step_takes_one_gradient_step():
     net = nn.Linear(1, 1, bias=False)
     with torch.no_grad():
         net.weight.fill_(1.0)
     approx = rk.NeuralNetworkApproximator(net, sgd(0.1))
     loss = (approx(torch.tensor([[2.0]])) ** 2).sum()  # d/dw (2w)^2 = 8w = 8
-    approx.optimise(loss)
+    approx.step(lambda: loss)
     assert net.weight.item() == pytest.approx(1.0 - 0.1 * 8.0)
     assert approx.updates == 1
     assert approx.grad_norm() == pytest.approx(8.0)
@@ -60,7 +60,7 @@ def test_gradient_clipping_limits_the_step_and_reports_the_norm_before_clipping(
     with torch.no_grad():
         net.weight.fill_(1.0)
     approx = rk.NeuralNetworkApproximator(net, sgd(0.1), max_grad_norm=0.5)
-    approx.optimise((approx(torch.tensor([[2.0]])) ** 2).sum())
+    approx.step(lambda: (approx(torch.tensor([[2.0]])) ** 2).sum())
     assert net.weight.item() == pytest.approx(1.0 - 0.1 * 0.5)
     assert rk.statistics(approx) == {"lr": pytest.approx(0.1), "grad_norm": pytest.approx(8.0)}
 
@@ -72,15 +72,53 @@ def test_learning_rate_schedule_steps_after_each_update():
         lr_scheduler=lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5),
     )
     for _ in range(3):
-        approx.optimise(approx(torch.ones(2, 4)).sum())
+        approx.step(lambda: approx(torch.ones(2, 4)).sum())
     assert approx.lr == pytest.approx(0.125)
 
 
 def test_an_optimizer_instance_is_accepted():
     net = small_net()
     approx = rk.NeuralNetworkApproximator(net, torch.optim.Adam(net.parameters(), lr=1e-3))
-    approx.optimise(approx(torch.ones(2, 4)).sum())
+    approx.step(lambda: approx(torch.ones(2, 4)).sum())
     assert approx.updates == 1
+
+
+def test_the_module_tree_steps_like_torchs_own_loop_bit_for_bit():
+    # the loop the approximator ran before its module tree: zero_grad(set_to_none),
+    # backward, torch's clip_grad_norm_, optimizer step, scheduler step
+    def make():
+        return rk.NeuralNetworkApproximator(
+            small_net(3),
+            lambda p: torch.optim.Adam(p, lr=1e-2),
+            max_grad_norm=0.5,
+            lr_scheduler=lambda o: torch.optim.lr_scheduler.ExponentialLR(o, gamma=0.9),
+        )
+
+    x = torch.linspace(-1, 1, 12).reshape(3, 4)
+    a, b = make(), make()
+    assert isinstance(a.module, rk.optimizers.ClippedStep) and a.module.on == "gradient"
+    assert a.module.inner.optimizer is a.optimizer and a.module.inner.lr_scheduler is a.lr_scheduler
+    for _ in range(5):
+        a.step(lambda: a(x).pow(2).sum())
+        b.optimizer.zero_grad(set_to_none=True)
+        b(x).pow(2).sum().backward()
+        norm = nn.utils.clip_grad_norm_(b.parameters, 0.5)
+        b.optimizer.step()
+        b.lr_scheduler.step()
+        assert a.grad_norm() == float(norm)
+    assert same(params_of(a.model), params_of(b.model)) and a.lr == b.lr
+
+
+def test_an_lr_scheduler_instance_is_accepted_and_the_tree_is_described():
+    net = small_net()
+    optimizer = torch.optim.SGD(net.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+    approx = rk.NeuralNetworkApproximator(net, optimizer, lr_scheduler=scheduler)
+    assert approx.module.describe() == (
+        "GradientDescent(optimizer='sgd', lr=1.0, keep_deltas=False): computes its own step"
+    )
+    approx.step(lambda: approx(torch.ones(2, 4)).sum())
+    assert approx.lr == pytest.approx(0.5) and approx.module.lr_scheduler is scheduler
 
 
 def test_bad_arguments_are_rejected_with_clear_messages():
@@ -113,7 +151,7 @@ def test_auto_device_falls_back_to_cpu_without_a_gpu():
 def test_cuda_device_moves_the_model_and_trains():
     approx = rk.NeuralNetworkApproximator(small_net(), sgd(), device="cuda")
     assert next(approx.model.parameters()).is_cuda
-    approx.optimise(approx(torch.ones(2, 4, device="cuda")).sum())
+    approx.step(lambda: approx(torch.ones(2, 4, device="cuda")).sum())
     target = rk.TargetNetwork(approx, tau=0.5)
     target.update()
     assert next(target.model.parameters()).is_cuda
@@ -131,14 +169,14 @@ def test_state_dict_round_trip_continues_bit_identically():
     x = torch.linspace(-1, 1, 12).reshape(3, 4)
     a = make(0)
     for _ in range(3):
-        a.optimise(a(x).pow(2).sum())
+        a.step(lambda: a(x).pow(2).sum())
     state = a.state_dict()
     for _ in range(3):
-        a.optimise(a(x).pow(2).sum())
+        a.step(lambda: a(x).pow(2).sum())
     b = make(1)
     b.load_state_dict(state)
     for _ in range(3):
-        b.optimise(b(x).pow(2).sum())
+        b.step(lambda: b(x).pow(2).sum())
     assert same(params_of(a.model), params_of(b.model))
     assert a.lr == b.lr and a.updates == b.updates == 6
     # the saved state is a snapshot: training after saving did not change it

@@ -1,9 +1,10 @@
 """``BasicDQNLearner``: deep Q-learning from replay without a target network.
 
 Written with ``rk.build_policy``: the loss is :func:`basic_dqn_loss`, a pure function; the class
-is built on :class:`BasicDQNBase` (the constructor and options). Its PostAct method, below,
-takes the gradient steps the replay controller grants (``learner.learn``, the shared machinery
-of ``common.py``); PreExperiment (the network must fit the environment) is the family's.
+is built on :class:`BasicDQNBase` (the constructor and options). What it learns from a batch
+is the family's rule, ``update(learner, batch)`` in ``common.py``; when it learns is the
+off-policy driver's (``rlkit/learners/drivers/off_policy.py``); PreExperiment (the network must
+fit the environment) is the family's.
 """
 
 from __future__ import annotations
@@ -13,19 +14,16 @@ from typing import Any
 import torch
 
 from ...approximators.neural import NeuralNetworkApproximator
-from ...core.dispatch import update
-from ...core.interfaces import AbstractEnv, AbstractVectorEnv
-from ...core.stages import PostActStage
-from ...trajectories.circular import CircularArraySARTTrajectory
+from ..batch import Batch
 from ..builder import build_policy
-from .common import TensorBatch, ValueBasedLearner, loss_function, n_step_target
+from .common import ValueBasedLearner, loss_function, n_step_target
 
 __all__ = ["BasicDQNLearner", "BasicDQNBase", "basic_dqn_loss"]
 
 
 # ---- the loss ----
 def basic_dqn_loss(
-    policy: Any, model: Any, dist_class: None, batch: TensorBatch
+    policy: Any, model: Any, dist_class: None, batch: Batch
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The regression loss (``policy.loss_kind``) between ``Q(s, a)`` and ``y = r + (1 -
     terminal) * gamma**n * max_a' Q(s', a')`` of the same network; the gradient flows through
@@ -34,22 +32,21 @@ def basic_dqn_loss(
     Example:
         >>> import torch
         >>> from types import SimpleNamespace
-        >>> from rlkit.learners.value_based.common import TensorBatch
+        >>> from rlkit.learners.batch import Batch
         >>> net = torch.nn.Linear(1, 2, bias=False)
         >>> _ = torch.nn.init.ones_(net.weight)
         >>> policy = SimpleNamespace(residual=True, loss_kind="mse")
-        >>> batch = TensorBatch(state=torch.ones(1, 1), action=torch.tensor([1]),
-        ...                     reward=torch.tensor([0.0]), terminal=torch.tensor([0.0]),
-        ...                     next_state=torch.full((1, 1), 4.0), discount=0.5,
-        ...                     weights=None, indices=None)
+        >>> batch = Batch(state=torch.ones(1, 1), action=torch.tensor([1]),
+        ...               reward=torch.tensor([0.0]), terminal=torch.tensor([0.0]),
+        ...               next_state=torch.full((1, 1), 4.0), discount=0.5)
         >>> loss, info = basic_dqn_loss(policy, net, None, batch)  # (1 - 0.5 * 4) ** 2
         >>> loss.item(), loss.requires_grad
         (1.0, True)
     """
-    q = model(batch.state).gather(1, batch.action.unsqueeze(1)).squeeze(1)
+    q = model(batch["state"]).gather(1, batch["action"].unsqueeze(1)).squeeze(1)
     with torch.set_grad_enabled(policy.residual):
-        next_value = model(batch.next_state).max(dim=1).values
-        y = n_step_target(batch.reward, batch.terminal, batch.discount, next_value)
+        next_value = model(batch["next_state"]).max(dim=1).values
+        y = n_step_target(batch["reward"], batch["terminal"], batch["discount"], next_value)
     loss = loss_function(type(policy).__name__, policy.loss_kind)(q, y)
     return loss, {"q": q.detach(), "target": y.detach()}
 
@@ -83,8 +80,9 @@ learning without a target network stable. ``residual=False`` is the semi-gradien
 DQN (``y`` treated as a constant); without a target network it diverges on CartPole-v1 (the
 Q-values grow without bound), so use :class:`~rlkit.DQNLearner` for that.
 
-Learns at PostAct: the ``controller`` says how many gradient steps to take now (none during
-warm-up); each step draws a batch with ``sampler`` from a ``CircularArraySARTTrajectory``.
+Learns at PostAct (the off-policy driver): the ``controller`` says how many gradient steps to
+take now (none during warm-up); each step draws a batch with ``sampler`` from a
+``CircularArraySARTTrajectory``.
 ``learner(env)`` returns ``Q(env.state, .)`` as a numpy array (one forward pass).
 
 Args:
@@ -119,27 +117,3 @@ Example:
 BasicDQNLearner = build_policy(
     "BasicDQNLearner", loss_fn=basic_dqn_loss, base=BasicDQNBase, doc=_DOC
 )
-
-
-# ---- PostAct: the gradient steps the replay controller grants ----
-@update.dispatch
-def _(
-    learner: BasicDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)
-
-
-# ---- PostAct with a vector env: one transition per sub-env was recorded ----
-@update.dispatch
-def _(
-    learner: BasicDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractVectorEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn_batch(trajectory, env.n_envs)

@@ -1,31 +1,56 @@
-"""What the DQN family shares: the batch -> tensor conversion, the n-step target, the checks, and
-``ValueBasedLearner``, the base class that runs the gradient steps the replay controller asks for.
+"""What the DQN family shares: the sample -> :class:`~rlkit.learners.batch.Batch` conversion,
+the n-step target, the checks, :class:`ValueBasedLearner` (the base class) and the family's
+learning rule, ``update(learner, batch)``.
 
 A learner of the family (``BasicDQNLearner``, ``DQNLearner``, ``PrioritizedDQNLearner``,
-``QRDQNLearner``) is made by ``rk.build_policy(name, loss_fn=..., base=...)`` with a base class
-derived from :class:`ValueBasedLearner` (its constructor and options): it says how a sampled
-batch becomes a loss, a pure ``loss_fn(policy, model, dist_class, batch)`` (``dist_class`` is
-None; ``batch`` a :class:`TensorBatch`) returning the loss or ``(loss, info)`` with ``info["q"]``
-and ``info["target"]`` the detached ``Q(s, a)`` and targets (for the statistics and priority
-updates), and how network outputs become Q-values (``_q_values``). Its dispatched ``update``
-methods live in its own module, grouped by stage; ``Learner.with_updates(loss_fn=...)`` makes a
-variant.
+``QRDQNLearner``) lives inside ``QBasedPolicy(learner, explorer)`` and is made by
+``rk.build_policy(name, loss_fn=..., base=...)`` with a base class derived from
+:class:`ValueBasedLearner` (its constructor and options). It says how a batch becomes a loss: a
+pure ``loss_fn(policy, model, dist_class, batch)`` (``dist_class`` is None) returning the loss
+or ``(loss, info)``, with ``info["q"]`` and ``info["target"]`` the detached ``Q(s, a)`` and
+targets (for the statistics and priority updates). ``batch`` is a ``Batch`` of tensors on the
+learner's device: ``state``, ``action``, ``reward``, ``terminal``, ``next_state``,
+``discount`` (``gamma ** n``: a float, or a tensor per sample for n-step samplers), and for a
+prioritized sample ``weights`` (read it with ``batch.get("weights")``) and ``indices``.
+``Learner.with_updates(loss_fn=...)`` makes a variant.
 
-One gradient step (:meth:`ValueBasedLearner.gradient_step`): ``sampler.sample(trajectory)`` ->
-:func:`to_tensors` -> ``loss_fn`` -> a finiteness check -> ``approximator.optimise(loss)``.
-At PostAct a learner counts one environment step (a target network counting environment steps
-is updated then), then takes ``controller.step()`` gradient steps (warm-up, every k steps, g
-steps; :meth:`ValueBasedLearner.train`), drawing the g batches at once where the steps cannot
-change what is sampled. The target network (an ``rk.TargetNetwork``, the frozen copy) is stepped
-by an ``rk.optimizers.Synchronization`` module, ``learner.target_sync``.
+When it learns is the off-policy driver's (:mod:`rlkit.learners.drivers.off_policy`, the one
+PostAct method of every replay learner), through the protocol the base class gives:
+:meth:`ValueBasedLearner.due` counts the environment steps (a target network counting them is
+synced then, before that step's gradient steps, as in Stable-Baselines3) and returns the
+gradient steps the replay controller grants; :meth:`ValueBasedLearner.batches` draws their
+batches from the sampler (ahead, when the gradient steps cannot change what is sampled). What
+it learns from one batch is ``update(learner, batch)`` (:func:`gradient_step`): ``loss_fn`` ->
+a finiteness check -> one step of the approximator's optimizer module tree
+(``approximator.module``) -> the counters -> the target network's ``Synchronization`` module
+(``learner.target_sync``) when it counts gradient steps. A learner whose rule adds something
+writes its own ``update`` in its own file (``PrioritizedDQNLearner`` puts the new priorities
+in ``batch["priorities"]``, which the driver hands to the replay).
+
+Example:
+    >>> import torch, rlkit as rk
+    >>> from rlkit.approximators.neural import q_network
+    >>> from rlkit.core.dispatch import update
+    >>> env = rk.GymEnv("CartPole-v1", seed=0)
+    >>> approx = rk.NeuralNetworkApproximator(
+    ...     q_network(env.state_space, env.action_space, (16,), seed=0),
+    ...     lambda p: torch.optim.Adam(p, lr=1e-3))
+    >>> learner = rk.DQNLearner(approx, sampler=rk.BatchSampler(8, seed=0),
+    ...                         controller=rk.InsertSampleRatioController(20, 1, 1))
+    >>> replay = rk.CircularArraySARTTrajectory(100, env.state_space, env.action_space)
+    >>> agent = rk.Agent(rk.QBasedPolicy(learner, rk.EpsilonGreedyExplorer(0.1, seed=0)),
+    ...                  replay)
+    >>> _ = rk.run(agent, env, rk.StopAfterNSteps(30))  # the driver learns at PostAct
+    >>> batch = next(learner.batches(replay, 1))  # or by hand: one batch, one update
+    >>> sorted(batch), update(learner, batch), learner.gradient_steps
+    (['action', 'discount', 'indices', 'next_state', 'reward', 'state', 'terminal'], None, 11)
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -37,16 +62,16 @@ from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork, cl
 from ...core.checks import check_gamma
 from ...core.dispatch import PlanStep, statistics, update
 from ...core.interfaces import AbstractEnv, AbstractLearner, AbstractVectorEnv
-from ...core.stages import POST_ACT_STAGE, AbstractStage, PostActStage, PreExperimentStage
+from ...core.stages import POST_ACT_STAGE, AbstractStage, PreExperimentStage
 from ...core.state import state_or_none
 from ...optimizers.synchronization import Synchronization
 from ...trajectories.circular import CircularArraySARTTrajectory
-from ..batch import fn_name
-from ..built import describe_step, with_updates
+from ..batch import Batch
+from ..built import describe_update, with_updates
 
 __all__ = [
-    "TensorBatch",
     "to_tensors",
+    "gradient_step",
     "n_step_target",
     "ValueBasedLearner",
     "NonFiniteLossError",
@@ -59,51 +84,13 @@ class NonFiniteLossError(FloatingPointError):
     """A learner's loss became nan or inf; training stops before the parameters are changed."""
 
 
-# ---- the batch -> tensor conversion ----
-@dataclass
-class TensorBatch:
-    """A sampled batch as tensors on the learner's device.
-
-    ``discount`` is ``gamma ** n`` per sample (n-step samplers report how many steps each sample
-    used), ``weights`` the importance weights of a prioritized sample (None otherwise);
-    ``indices`` stays a numpy array (for priority updates).
-    """
-
-    state: torch.Tensor
-    action: torch.Tensor
-    reward: torch.Tensor
-    terminal: torch.Tensor
-    next_state: torch.Tensor
-    discount: torch.Tensor | float
-    weights: torch.Tensor | None
-    indices: np.ndarray | None
-
-    def split(self, size: int) -> list[TensorBatch]:
-        """Consecutive batches of ``size`` rows: views of this batch's tensors, not copies.
-
-        Example:
-            >>> import numpy as np, torch
-            >>> b = to_tensors({"state": np.arange(8, dtype=np.float32).reshape(4, 2),
-            ...                 "action": np.zeros(4, np.int64), "reward": np.zeros(4),
-            ...                 "terminal": np.zeros(4, bool), "next_state": np.zeros((4, 2))},
-            ...                gamma=0.9, device=torch.device("cpu"))
-            >>> [part.state[:, 0].tolist() for part in b.split(2)]
-            [[0.0, 2.0], [4.0, 6.0]]
-        """
-        rows = self.state.shape[0]
-        return [
-            TensorBatch(**{f.name: _rows(getattr(self, f.name), i, i + size) for f in fields(self)})
-            for i in range(0, rows, size)
-        ]
-
-
-def _rows(value: Any, start: int, stop: int) -> Any:
-    """``value[start:stop]`` for per-row arrays and tensors; scalars and None unchanged."""
-    return value if value is None or isinstance(value, float) else value[start:stop]
-
-
-def to_tensors(sample: dict[str, Any], gamma: float, device: torch.device) -> TensorBatch:
-    """Convert a sampler's dict of numpy arrays to a :class:`TensorBatch`.
+# ---- the sample -> batch conversion ----
+def to_tensors(sample: Mapping[str, Any], gamma: float, device: torch.device) -> Batch:
+    """A sampler's dict of numpy arrays as a :class:`~rlkit.learners.batch.Batch` of tensors on
+    ``device``: ``state``, ``next_state``, ``reward``, ``terminal`` (float32), ``action``
+    (int64), ``discount`` (``gamma`` when the sampler reports no step counts, else a float32
+    tensor of ``gamma ** n`` per sample), ``weights`` (float32, a prioritized sample's
+    importance weights) and ``indices`` (numpy, for priority updates) when the sample has them.
 
     On the CPU, float32 states and int64 actions are shared with numpy, not copied.
 
@@ -113,25 +100,31 @@ def to_tensors(sample: dict[str, Any], gamma: float, device: torch.device) -> Te
         ...                 "reward": np.ones(2), "terminal": np.array([False, True]),
         ...                 "next_state": np.zeros((2, 3), np.float32), "n": np.array([1, 2])},
         ...                gamma=0.5, device=torch.device("cpu"))
-        >>> b.discount.tolist(), b.terminal.tolist()
-        ([0.5, 0.25], [0.0, 1.0])
+        >>> b["discount"].tolist(), b["terminal"].tolist(), b.get("weights")
+        ([0.5, 0.25], [0.0, 1.0], None)
+        >>> [part["discount"].tolist() for part in b.split(1)]  # views of the rows
+        [[0.5], [0.25]]
     """
     n = sample.get("n")
     if n is None:
         discount: torch.Tensor | float = gamma
     else:
         discount = _tensor(np.power(gamma, n, dtype=np.float32), torch.float32, device)
-    weights = sample.get("weights")
-    return TensorBatch(
+    batch = Batch(
         state=_tensor(sample["state"], torch.float32, device),
         action=_tensor(sample["action"], torch.int64, device),
         reward=_tensor(sample["reward"], torch.float32, device),
         terminal=_tensor(sample["terminal"], torch.float32, device),
         next_state=_tensor(sample["next_state"], torch.float32, device),
         discount=discount,
-        weights=None if weights is None else _tensor(weights, torch.float32, device),
-        indices=sample.get("indices"),
     )
+    weights = sample.get("weights")
+    if weights is not None:
+        batch["weights"] = _tensor(weights, torch.float32, device)
+    indices = sample.get("indices")
+    if indices is not None:
+        batch["indices"] = indices
+    return batch
 
 
 def _tensor(array: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
@@ -245,7 +238,7 @@ def _draws_batches(sampler: Any) -> bool:
 
 
 _TARGET_UPDATE_ON = ("env_step", "gradient_step")
-# about how many bytes of observations a learner draws ahead at once (see ValueBasedLearner.train)
+# about how many bytes of observations a learner draws ahead at once (ValueBasedLearner.batches)
 _AHEAD_BYTES = 8 << 20
 
 
@@ -257,10 +250,11 @@ class ValueBasedLearner(AbstractLearner):
     module docstring for ``loss_fn``); the base gives the constructor and, when the network
     does not output one value per action, ``_q_values(outputs)`` and ``outputs_per_action``.
     The network is the approximator given to the constructor, so the builder takes no
-    ``model_fn`` (nor ``optimizer``: the approximator's) for this base.
+    ``model_fn`` (nor ``optimizer``: the approximator's module tree) for this base.
 
     ``learner(env)`` returns the Q-values of ``env.state`` as a numpy array: one forward pass
-    under ``torch.no_grad``.
+    under ``torch.no_grad``. The off-policy driver calls :meth:`due`, :meth:`batches` and
+    :meth:`end_round`; ``update(learner, batch)`` learns from each batch.
     """
 
     outputs_per_action = 1
@@ -347,17 +341,14 @@ class ValueBasedLearner(AbstractLearner):
 
     # ---- what rk.explain shows for the learning step ----
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
-        """The functions the PostAct method calls (shown by ``rk.explain``; they do nothing
-        themselves)."""
-        loss_fn = type(self).loss_fn
-        steps = [
-            describe_step("  gradient steps (as the controller grants) with:", type(self).train),
-            describe_step(f"    loss_fn = {fn_name(loss_fn)}", loss_fn),
-        ]
+        """What the off-policy driver calls for each batch (shown by ``rk.explain``; the steps
+        do nothing themselves): ``update(X, Batch)``, its ``loss_fn`` and the optimizer and
+        target-network module trees."""
+        trees: dict[str, Any] = {"optimizer": self.approximator.module}
         if self.target_sync is not None:
-            label = f"    target network: {self.target_sync!r} per {self.target_update_on}"
-            steps.append(describe_step(label, type(self).update_target))
-        return {POST_ACT_STAGE: steps}
+            trees[f"target (per {self.target_update_on})"] = self.target_sync
+        functions = [("loss_fn", type(self).loss_fn)]
+        return {POST_ACT_STAGE: describe_update(self, functions, trees)}
 
     # ---- acting: Q-values of the current state ----
     def __call__(self, env: AbstractEnv) -> np.ndarray:
@@ -407,82 +398,51 @@ class ValueBasedLearner(AbstractLearner):
                 f"{space} needs {expected}{per}"
             )
 
-    # ---- PostAct: the gradient steps the controller asks for ----
-    def learn(self, trajectory: Any) -> None:
-        """One environment step happened: count it (and update the target network per step),
-        then take ``controller.step()`` gradient steps on batches from ``trajectory``.
+    # ---- the off-policy driver's protocol (rlkit.learners.drivers.off_policy) ----
+    def due(self, env: AbstractEnv | AbstractVectorEnv) -> int:
+        """An environment step happened: count each of its transitions (one per sub-env of a
+        vector env) as an environment step, syncing a target network that counts them and
+        stepping the controller once per transition; the gradient steps granted in all.
 
         The order is Stable-Baselines3's: at a step where both happen, the target network is
-        synced first and the gradient steps then use the fresh copy."""
-        self.env_steps += 1
-        if self._target_per_env_step:
-            self.update_target()
-        n_steps = self.controller.step()
-        if n_steps:
-            self.train(trajectory, n_steps)
-
-    def learn_batch(self, trajectory: Any, n_transitions: int) -> None:
-        """A vector env's step recorded ``n_transitions`` transitions (one per sub-env): count
-        each as an environment step (the target network and the controller advance once per
-        transition), then take all the gradient steps the controller granted for them.
-
-        So schedules are in transitions, as with a single env: ``learning_starts``,
-        ``train_freq`` and the target interval count transitions, and the ratio of gradient
-        steps to transitions is the single env's. (Stable-Baselines3 counts ``train_freq`` in
-        vector-env steps, i.e. trains ``n_envs`` times less per transition.)"""
+        synced first and the gradient steps then use the fresh copy. Schedules are in
+        transitions, as with a single env: ``learning_starts``, ``train_freq`` and the target
+        interval count transitions, and the ratio of gradient steps to transitions is the
+        single env's. (Stable-Baselines3 counts ``train_freq`` in vector-env steps, i.e. trains
+        ``n_envs`` times less per transition.)"""
         granted = 0
-        for _ in range(n_transitions):
+        for _ in range(env.n_envs if isinstance(env, AbstractVectorEnv) else 1):
             self.env_steps += 1
             if self._target_per_env_step:
                 self.update_target()
             granted += self.controller.step()
-        if granted:
-            self.train(trajectory, granted)
+        return granted
 
-    def train(self, trajectory: Any, n_steps: int) -> None:
-        """Take ``n_steps`` gradient steps on batches from ``trajectory``.
+    def batches(self, trajectory: Any, n: int) -> Iterator[Batch]:
+        """The ``n`` batches of a round, drawn with ``sampler`` from ``trajectory`` as they are
+        asked for: one draw per batch, each after the previous batch's update (which may have
+        changed the priorities it samples by).
 
         When the gradient steps cannot change what is sampled (``samples_ahead``, and a sampler
         whose ``sample`` takes ``n_batches``), the batches are drawn ahead, up to about
-        ``_AHEAD_BYTES`` of observations at a time, converted to tensors once and sliced: the
+        ``_AHEAD_BYTES`` of observations at a time, converted to tensors once and split: the
         same batches, in the same order, as one draw per step, without the per-step cost of
         gathering from the replay and converting (about 50 us per step for a batch of 64)."""
         if not (self.samples_ahead and self._sampler_draws_batches):
-            for _ in range(n_steps):
-                self.gradient_step(trajectory)
+            for _ in range(n):
+                yield to_tensors(self.sampler.sample(trajectory), self.gamma, self.device)
             return
         row_bytes = 2 * trajectory.state[0].nbytes + 64  # states, next states, the rest
         per_draw = max(1, _AHEAD_BYTES // (row_bytes * self.sampler.batch_size))
-        while n_steps:
-            k = min(per_draw, n_steps)
+        while n:
+            k = min(per_draw, n)
             sample = self.sampler.sample(trajectory, k)
-            batches = to_tensors(sample, self.gamma, self.device).split(self.sampler.batch_size)
-            for batch in batches:
-                self._optimise(batch, trajectory)
-            n_steps -= k
+            yield from to_tensors(sample, self.gamma, self.device).split(self.sampler.batch_size)
+            n -= k
 
-    def gradient_step(self, trajectory: Any) -> None:
-        """Sample a batch, compute the loss, check it is finite, optimise."""
-        sample = self.sampler.sample(trajectory)
-        self._optimise(to_tensors(sample, self.gamma, self.device), trajectory)
-
-    def _optimise(self, batch: TensorBatch, trajectory: Any) -> None:
-        """Compute the loss on ``batch``, check it is finite, take one optimiser step."""
-        loss = self._loss(batch)
-        value = loss.item()
-        if not math.isfinite(value):
-            raise NonFiniteLossError(
-                f"{type(self).__name__}: non-finite loss {value} at gradient step "
-                f"{self.gradient_steps + 1} (environment step {self.env_steps}); training "
-                f"stopped before the update. Lower the learning rate, clip gradients "
-                f"(max_grad_norm=) or check the rewards and observations for nan/inf."
-            )
-        self.approximator.optimise(loss)
-        self.loss = value
-        self.gradient_steps += 1
-        self._after_step(trajectory, batch)
-        if self._target_per_gradient_step:
-            self.update_target()
+    def end_round(self, n: int, infos: Mapping[str, float]) -> None:
+        """A round of ``n`` updates ended: nothing to do (the statistics are kept by each
+        update: the last loss, ``Q`` and targets)."""
 
     def update_target(self) -> None:
         """One update unit passed: step ``target_sync`` on the target network's copy (a hard
@@ -490,8 +450,8 @@ class ValueBasedLearner(AbstractLearner):
         self.target_sync.step(self.target.model)
         self.target.updates = self.target_sync.steps
 
-    def _loss(self, batch: TensorBatch) -> torch.Tensor:
-        """``loss_fn(self, model, None, batch)``; keeps its ``info["q"]``/``["target"]``."""
+    def compute_loss(self, batch: Batch) -> tuple[torch.Tensor, Mapping[str, Any]]:
+        """``loss_fn(self, model, None, batch)`` as ``(loss, info)``."""
         loss_fn = type(self).loss_fn
         if loss_fn is None:
             raise TypeError(
@@ -499,12 +459,7 @@ class ValueBasedLearner(AbstractLearner):
                 f"rk.build_policy(name, loss_fn=..., base={type(self).__name__})"
             )
         out = loss_fn(self, self.model, None, batch)
-        loss, info = out if isinstance(out, tuple) else (out, {})
-        self._last_q, self._last_target = info.get("q"), info.get("target")
-        return loss
-
-    def _after_step(self, trajectory: Any, batch: TensorBatch) -> None:
-        """Called after each optimiser step (prioritized replay updates priorities here)."""
+        return out if isinstance(out, tuple) else (out, {})
 
     # ---- statistics and checkpoints ----
     def statistics(self) -> dict[str, float]:
@@ -586,27 +541,30 @@ def _(
     learner.check(env)
 
 
-# ---- PostAct: the gradient steps the replay controller asks for (``learn``: sample, loss,
-# optimise, target update); each learner of the family has its own in its module, these serve
-# a learner built on ValueBasedLearner directly ----
-@update.dispatch
-def _(
-    learner: ValueBasedLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)
+# ---- learning from one batch (the off-policy driver calls it for each due gradient step) ----
+def gradient_step(learner: ValueBasedLearner, batch: Batch) -> Mapping[str, Any]:
+    """The family's rule for one batch: ``loss_fn`` -> a finiteness check (a
+    :class:`NonFiniteLossError` before anything changes) -> one step of the approximator's
+    optimizer module tree -> the counters -> the target network, when it counts gradient
+    steps. Returns the ``info`` of ``loss_fn`` (``q``, ``target``: detached tensors)."""
+    loss, info = learner.compute_loss(batch)
+    learner._last_q, learner._last_target = info.get("q"), info.get("target")
+    value = loss.item()
+    if not math.isfinite(value):
+        raise NonFiniteLossError(
+            f"{type(learner).__name__}: non-finite loss {value} at gradient step "
+            f"{learner.gradient_steps + 1} (environment step {learner.env_steps}); training "
+            f"stopped before the update. Lower the learning rate, clip gradients "
+            f"(max_grad_norm=) or check the rewards and observations for nan/inf."
+        )
+    learner.approximator.step(lambda: loss)
+    learner.loss = value
+    learner.gradient_steps += 1
+    if learner._target_per_gradient_step:
+        learner.update_target()
+    return info
 
 
-# ---- PostAct with a vector env: one transition per sub-env was recorded ----
 @update.dispatch
-def _(
-    learner: ValueBasedLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractVectorEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn_batch(trajectory, env.n_envs)
+def _(learner: ValueBasedLearner, batch: Batch, /):
+    gradient_step(learner, batch)

@@ -2,10 +2,11 @@
 loss and (through the network) an optional dueling head.
 
 Written with ``rk.build_policy``: the loss is :func:`dqn_loss`, a pure function; the class is
-built on :class:`DQNBase` (the constructor and options). Its PostAct method, below, takes the
-gradient steps the replay controller grants (``learner.learn``, the shared machinery of
-``common.py``); PreExperiment (the network must fit the environment) is the family's, in
-``common.py``.
+built on :class:`DQNBase` (the constructor and options). What it learns from a batch is the
+family's rule, ``update(learner, batch)`` in ``common.py`` (the loss, one step of the
+approximator's optimizer module tree, the target network); when it learns is the off-policy
+driver's (``rlkit/learners/drivers/off_policy.py``); PreExperiment (the network must fit the
+environment) is the family's.
 """
 
 from __future__ import annotations
@@ -15,37 +16,32 @@ from typing import Any
 import torch
 
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
-from ...core.dispatch import update
-from ...core.interfaces import AbstractEnv, AbstractVectorEnv
-from ...core.stages import PostActStage
-from ...trajectories.circular import CircularArraySARTTrajectory
+from ..batch import Batch
 from ..builder import build_policy
-from .common import TensorBatch, ValueBasedLearner, loss_function, n_step_target
+from .common import ValueBasedLearner, loss_function, n_step_target
 
 __all__ = ["DQNLearner", "DQNBase", "dqn_loss", "dqn_q_and_target"]
 
 
 # ---- the loss ----
-def dqn_q_and_target(
-    policy: Any, model: Any, batch: TensorBatch
-) -> tuple[torch.Tensor, torch.Tensor]:
+def dqn_q_and_target(policy: Any, model: Any, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
     """``Q(s, a)`` (with gradient) and the target ``y`` (without): ``y = r + (1 - terminal) *
     gamma**n * Q_target(s', a*)``, ``a*`` the target network's greedy action, or the online
     network's when ``policy.double``."""
-    q = model(batch.state).gather(1, batch.action.unsqueeze(1)).squeeze(1)
+    q = model(batch["state"]).gather(1, batch["action"].unsqueeze(1)).squeeze(1)
     with torch.no_grad():
-        next_q = policy.target.model(batch.next_state)
+        next_q = policy.target.model(batch["next_state"])
         if policy.double:
-            best = model(batch.next_state).argmax(dim=1, keepdim=True)
+            best = model(batch["next_state"]).argmax(dim=1, keepdim=True)
             next_value = next_q.gather(1, best).squeeze(1)
         else:
             next_value = next_q.max(dim=1).values
-        y = n_step_target(batch.reward, batch.terminal, batch.discount, next_value)
+        y = n_step_target(batch["reward"], batch["terminal"], batch["discount"], next_value)
     return q, y
 
 
 def dqn_loss(
-    policy: Any, model: Any, dist_class: None, batch: TensorBatch
+    policy: Any, model: Any, dist_class: None, batch: Batch
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """DQN's loss: ``policy``'s regression loss (Huber or MSE, ``policy.loss_kind``) between
     ``Q(s, a)`` and the target of :func:`dqn_q_and_target`; ``info`` holds both, detached.
@@ -53,15 +49,14 @@ def dqn_loss(
     Example:
         >>> import torch
         >>> from types import SimpleNamespace
-        >>> from rlkit.learners.value_based.common import TensorBatch
+        >>> from rlkit.learners.batch import Batch
         >>> net = torch.nn.Linear(1, 2, bias=False)
         >>> _ = torch.nn.init.ones_(net.weight)
         >>> policy = SimpleNamespace(target=SimpleNamespace(model=net), double=False,
         ...                          loss_kind="mse")
-        >>> batch = TensorBatch(state=torch.ones(1, 1), action=torch.tensor([0]),
-        ...                     reward=torch.tensor([1.0]), terminal=torch.tensor([0.0]),
-        ...                     next_state=torch.full((1, 1), 2.0), discount=0.5,
-        ...                     weights=None, indices=None)
+        >>> batch = Batch(state=torch.ones(1, 1), action=torch.tensor([0]),
+        ...               reward=torch.tensor([1.0]), terminal=torch.tensor([0.0]),
+        ...               next_state=torch.full((1, 1), 2.0), discount=0.5)
         >>> loss, info = dqn_loss(policy, net, None, batch)  # y = 1 + 0.5 * 2 = 2, Q = 1
         >>> loss.item(), info["target"].tolist()
         (1.0, [2.0])
@@ -117,11 +112,11 @@ Target: ``y = r + (1 - terminal) * gamma**n * Q_target(s', a*)`` with
 ends, bootstrapping through truncation). A dueling head is a property of the network: build it
 with ``rlkit.approximators.neural.q_network(..., dueling=True)``.
 
-Learns at PostAct: one target-network update, then ``controller.step()`` gradient steps on
-batches from a ``CircularArraySARTTrajectory``. By default the target network counts
-environment steps, as Stable-Baselines3's ``target_update_interval`` does, and is synced
-before that step's gradient steps, as there (``target_update_on="gradient_step"`` counts
-gradient steps instead, updating after each).
+Learns at PostAct (the off-policy driver): one target-network update, then
+``controller.step()`` gradient steps on batches from a ``CircularArraySARTTrajectory``. By
+default the target network counts environment steps, as Stable-Baselines3's
+``target_update_interval`` does, and is synced before that step's gradient steps, as there
+(``target_update_on="gradient_step"`` counts gradient steps instead, updating after each).
 
 Args:
     approximator: a :class:`~rlkit.NeuralNetworkApproximator` (one output per action).
@@ -157,27 +152,3 @@ Example:
 
 
 DQNLearner = build_policy("DQNLearner", loss_fn=dqn_loss, base=DQNBase, doc=_DOC)
-
-
-# ---- PostAct: the gradient steps the replay controller grants (target update first) ----
-@update.dispatch
-def _(
-    learner: DQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)
-
-
-# ---- PostAct with a vector env: one transition per sub-env was recorded ----
-@update.dispatch
-def _(
-    learner: DQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractVectorEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn_batch(trajectory, env.n_envs)

@@ -2,9 +2,10 @@
 
 Written with ``rk.build_policy``: the loss is :func:`qr_dqn_loss`, a pure function (with
 :func:`quantile_huber_loss`); the class is built on :class:`QRDQNBase` (the constructor and
-options). Its PostAct method, below, takes the gradient steps the replay controller grants
-(``learner.learn``, the shared machinery of ``common.py``); PreExperiment (the network must fit
-the environment) is the family's.
+options). What it learns from a batch is the family's rule, ``update(learner, batch)`` in
+``common.py``; when it learns is the off-policy driver's
+(``rlkit/learners/drivers/off_policy.py``); PreExperiment (the network must fit the
+environment) is the family's.
 """
 
 from __future__ import annotations
@@ -15,19 +16,16 @@ import torch
 
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
 from ...core.checks import finite_float, positive_int
-from ...core.dispatch import update
-from ...core.interfaces import AbstractEnv, AbstractVectorEnv
-from ...core.stages import PostActStage
-from ...trajectories.circular import CircularArraySARTTrajectory
+from ..batch import Batch
 from ..builder import build_policy
-from .common import TensorBatch, ValueBasedLearner, n_step_target
+from .common import ValueBasedLearner, n_step_target
 
 __all__ = ["QRDQNLearner", "QRDQNBase", "qr_dqn_loss", "quantile_huber_loss"]
 
 
 # ---- the loss ----
 def qr_dqn_loss(
-    policy: Any, model: Any, dist_class: None, batch: TensorBatch
+    policy: Any, model: Any, dist_class: None, batch: Batch
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The quantile Huber loss (``policy.kappa``, ``policy.fractions``) between the predicted
     quantiles of ``(s, a)`` and ``r + (1 - terminal) * gamma**n * theta_target(s', a*)``, ``a*``
@@ -37,35 +35,36 @@ def qr_dqn_loss(
     Example:
         >>> import torch
         >>> from types import SimpleNamespace
-        >>> from rlkit.learners.value_based.common import TensorBatch
+        >>> from rlkit.learners.batch import Batch
         >>> net = torch.nn.Linear(1, 2, bias=False)  # 2 quantiles x 1 action
         >>> with torch.no_grad():
         ...     _ = net.weight.copy_(torch.tensor([[0.0], [2.0]]))
         >>> policy = SimpleNamespace(n_quantiles=2, kappa=1.0, double=False,
         ...                          fractions=torch.tensor([0.25, 0.75]),
         ...                          target=SimpleNamespace(model=net))
-        >>> batch = TensorBatch(state=torch.ones(1, 1), action=torch.tensor([0]),
-        ...                     reward=torch.tensor([1.0]), terminal=torch.tensor([1.0]),
-        ...                     next_state=torch.ones(1, 1), discount=0.9,
-        ...                     weights=None, indices=None)
+        >>> batch = Batch(state=torch.ones(1, 1), action=torch.tensor([0]),
+        ...               reward=torch.tensor([1.0]), terminal=torch.tensor([1.0]),
+        ...               next_state=torch.ones(1, 1), discount=0.9)
         >>> loss, info = qr_dqn_loss(policy, net, None, batch)  # quantiles 0, 2; targets 1, 1
         >>> # each (quantile, target) pair: |tau - 1{delta < 0}| * huber(1) = 0.25 * 0.5
         >>> loss.item(), info["q"].tolist(), info["target"].tolist()
         (0.25, [1.0], [1.0])
     """
-    quantiles = _quantiles(policy, model(batch.state))  # (B, N, A)
+    quantiles = _quantiles(policy, model(batch["state"]))  # (B, N, A)
     size = (quantiles.shape[0], policy.n_quantiles, 1)
-    current = quantiles.gather(2, batch.action.view(-1, 1, 1).expand(size)).squeeze(2)
+    current = quantiles.gather(2, batch["action"].view(-1, 1, 1).expand(size)).squeeze(2)
     with torch.no_grad():
-        next_quantiles = _quantiles(policy, policy.target.model(batch.next_state))
-        chooser = _quantiles(policy, model(batch.next_state)) if policy.double else next_quantiles
+        next_quantiles = _quantiles(policy, policy.target.model(batch["next_state"]))
+        chooser = (
+            _quantiles(policy, model(batch["next_state"])) if policy.double else next_quantiles
+        )
         best = chooser.mean(dim=1).argmax(dim=1)
         next_value = next_quantiles.gather(2, best.view(-1, 1, 1).expand(size)).squeeze(2)
-        discount = batch.discount
+        discount = batch["discount"]
         if isinstance(discount, torch.Tensor):
             discount = discount.unsqueeze(1)
         target = n_step_target(
-            batch.reward.unsqueeze(1), batch.terminal.unsqueeze(1), discount, next_value
+            batch["reward"].unsqueeze(1), batch["terminal"].unsqueeze(1), discount, next_value
         )
     loss = quantile_huber_loss(current, target, policy.fractions, policy.kappa)
     return loss, {"q": current.detach().mean(1), "target": target.mean(1)}
@@ -130,7 +129,8 @@ Huber loss against ``r + (1 - terminal) * gamma**n * theta_target(s', a*)``, ``a
 of largest mean target quantile (of the online network with ``double=True``).
 
 ``learner(env)`` returns the Q-values, the mean of the quantiles per action. Learning at
-PostAct, the controller, sampler and target network work as in :class:`~rlkit.DQNLearner`.
+PostAct (the off-policy driver), the controller, sampler and target network work as in
+:class:`~rlkit.DQNLearner`.
 
 Args:
     approximator: a :class:`~rlkit.NeuralNetworkApproximator`.
@@ -153,30 +153,6 @@ Example:
 
 
 QRDQNLearner = build_policy("QRDQNLearner", loss_fn=qr_dqn_loss, base=QRDQNBase, doc=_DOC)
-
-
-# ---- PostAct: the gradient steps the replay controller grants (target update first) ----
-@update.dispatch
-def _(
-    learner: QRDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn(trajectory)
-
-
-# ---- PostAct with a vector env: one transition per sub-env was recorded ----
-@update.dispatch
-def _(
-    learner: QRDQNLearner,
-    trajectory: CircularArraySARTTrajectory,
-    env: AbstractVectorEnv,
-    stage: PostActStage,
-    /,
-):
-    learner.learn_batch(trajectory, env.n_envs)
 
 
 # ---- the quantile Huber loss ----

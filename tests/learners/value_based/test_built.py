@@ -13,9 +13,9 @@ from torch import nn
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
+from rlkit.learners.batch import Batch
 from rlkit.learners.builder import build_policy
 from rlkit.learners.value_based.basic_dqn import basic_dqn_loss
-from rlkit.learners.value_based.common import TensorBatch
 from rlkit.learners.value_based.dqn import DQNBase, dqn_loss, dqn_q_and_target
 from rlkit.learners.value_based.prioritized import prioritized_dqn_loss
 from rlkit.learners.value_based.qr_dqn import qr_dqn_loss
@@ -29,17 +29,15 @@ def linear(weights: list[float]) -> nn.Linear:
     return net
 
 
-def one_sample(action=0, reward=1.0, terminal=0.0, discount=0.5, weights=None) -> TensorBatch:
+def one_sample(action=0, reward=1.0, terminal=0.0, discount=0.5) -> Batch:
     """One transition from s = 1 to s' = 1."""
-    return TensorBatch(
+    return Batch(
         state=torch.ones(1, 1),
         action=torch.tensor([action]),
         reward=torch.tensor([reward]),
         terminal=torch.tensor([terminal]),
         next_state=torch.ones(1, 1),
         discount=discount,
-        weights=weights,
-        indices=None,
     )
 
 
@@ -111,7 +109,7 @@ def test_basic_dqn_loss_by_hand():
 def test_prioritized_dqn_loss_weights_each_sample():
     learner = dqn_policy(False)
     weights = torch.tensor([0.5, 2.0])
-    batch = TensorBatch(
+    batch = Batch(
         state=torch.ones(2, 1),
         action=torch.tensor([0, 1]),
         reward=torch.tensor([1.0, 1.0]),
@@ -119,7 +117,6 @@ def test_prioritized_dqn_loss_weights_each_sample():
         next_state=torch.ones(2, 1),
         discount=0.5,
         weights=weights,
-        indices=None,
     )
     value, info = prioritized_dqn_loss(learner, learner.model, None, batch)
     # sample 0: Q 1, y 2.5 -> 2.25; sample 1: Q 2, y 1 (terminal) -> 1
@@ -198,7 +195,9 @@ def test_with_updates_makes_a_dqn_variant_that_trains_and_is_explained(capsys):
     rk.explain(agent, env)
     out = capsys.readouterr().out
     assert f"loss_fn = {__name__}.mse_dqn_loss" in out
-    assert "Synchronization(every=20) per env_step" in out
+    assert "update(MSEDQN, Batch)" in out and "[rlkit/learners/value_based/common.py:" in out
+    assert "target (per env_step): Synchronization(every=20" in out
+    assert "optimizer: GradientDescent(optimizer='adam', lr=0.001" in out
 
 
 @pytest.mark.parametrize(
@@ -234,8 +233,13 @@ def test_explain_names_each_learners_loss_fn_at_post_act(cls, loss, capsys):
     rk.explain(agent, env)
     out = capsys.readouterr().out
     post_act = out[out.index("PostAct:") : out.index("PostEpisode:")]
-    module = cls.__module__.rsplit(".", 1)[1]
-    method = [line for line in post_act.splitlines() if f"update({cls.__name__}, " in line]
+    # the one off-policy driver, then what the learner learns from a batch: the family's rule
+    # (common.py), or the learner's own beside its loss (prioritized.py)
+    module = "prioritized" if cls is rk.PrioritizedDQNLearner else "common"
+    lines = post_act.splitlines()
+    driver = [line for line in lines if f"update({cls.__name__}, " in line and "Stage)" in line]
+    assert len(driver) == 1 and "[rlkit/learners/drivers/off_policy.py:" in driver[0]
+    method = [line for line in lines if f"update({cls.__name__}, Batch)" in line]
     assert len(method) == 1 and f"[rlkit/learners/value_based/{module}.py:" in method[0]
     assert f"loss_fn = rlkit.learners.value_based.{loss}" in post_act
     assert cls.__name__ == cls.name and cls.__doc__.strip().split()[0] != "The"
@@ -264,7 +268,7 @@ def test_the_builder_refuses_what_a_value_based_base_does_not_take():
         controller=rk.InsertSampleRatioController(1, 1, 1),
     )
     with pytest.raises(TypeError, match="DQNBase: no loss_fn; make learners with"):
-        base._loss(one_sample())  # a base is not a learner
+        base.compute_loss(one_sample())  # a base is not a learner
 
 
 def test_build_policy_on_the_value_based_base_makes_a_learner():

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from learner_helpers import gradient_steps, post_act
 from rlkit.experiments.dqn import CARTPOLE, DQN_CartPole
 from torch import nn
 
@@ -66,7 +67,7 @@ def targets_by_index(learner, sampler, steps: int = 20) -> dict[int, float]:
     trajectory = hand_episodes()
     found: dict[int, float] = {}
     for _ in range(steps):
-        learner.gradient_step(trajectory)
+        gradient_steps(learner, trajectory)
         for i, y in zip(
             sampler.last["indices"].tolist(), learner._last_target.tolist(), strict=True
         ):
@@ -127,9 +128,10 @@ def test_to_tensors_converts_without_copying_states_on_cpu():
     t = hand_episodes()
     batch = rk.BatchSampler(4, seed=0).sample(t)
     tensors = to_tensors(batch, 0.9, torch.device("cpu"))
-    assert tensors.state.dtype == torch.float32 and tensors.action.dtype == torch.int64
-    assert np.shares_memory(tensors.state.numpy(), batch["state"])
-    assert tensors.discount.tolist() == pytest.approx([0.9] * 4)
+    assert tensors["state"].dtype == torch.float32 and tensors["action"].dtype == torch.int64
+    assert np.shares_memory(tensors["state"].numpy(), batch["state"])
+    assert tensors["discount"].tolist() == pytest.approx([0.9] * 4)
+    assert tensors.get("weights") is None and tensors["indices"] is batch["indices"]
 
 
 # ---- a small CartPole setup ----
@@ -191,13 +193,13 @@ def test_target_network_is_synced_every_n_environment_steps_before_that_steps_tr
     online, stale = clone_params(learner.model), clone_params(learner.target.model)
     assert not all(torch.equal(a, b) for a, b in zip(online, stale, strict=True))
     targets = []  # the target network's weights at each gradient step of step 50
-    optimise = learner.approximator.optimise
+    step = learner.approximator.step
 
-    def recording_optimise(loss):
+    def recording_step(fn_loss):
         targets.append(clone_params(learner.target.model))
-        return optimise(loss)
+        return step(fn_loss)
 
-    learner.approximator.optimise = recording_optimise
+    learner.approximator.step = recording_step
     rk.run(agent, env, rk.StopAfterNSteps(1))  # step 50: a sync, then 3 gradient steps
     assert len(targets) == 3
     for target in targets:  # the gradient steps saw the weights from before step 50's training
@@ -340,7 +342,7 @@ def test_state_dict_round_trip_continues_bit_identically():
     state = learner.state_dict()
     trajectory = agent.trajectory
     for _ in range(30):
-        learner.learn(trajectory)
+        post_act(learner, trajectory, env)
     expected = [p.detach().clone() for p in learner.model.parameters()]
     expected_target = [p.detach().clone() for p in learner.target.model.parameters()]
 
@@ -348,7 +350,7 @@ def test_state_dict_round_trip_continues_bit_identically():
     other.load_state_dict(state)
     assert other.gradient_steps == state["gradient_steps"]
     for _ in range(30):
-        other.learn(trajectory)
+        post_act(other, trajectory, env)
     assert all(torch.equal(a, b) for a, b in zip(expected, other.model.parameters(), strict=True))
     assert all(
         torch.equal(a, b)
@@ -429,7 +431,8 @@ def test_prioritized_replay_and_custom_samplers_draw_one_batch_per_step():
     common = dict(controller=rk.InsertSampleRatioController(0, 1, 4), gamma=GAMMA)
     # a sampler whose sample() takes no n_batches is called once per gradient step
     custom = rk.DQNLearner(approx, sampler=RecordingSampler(2, n=1, gamma=GAMMA), **common)
-    custom.learn(hand_episodes())
+    env = rk.GymEnv("CartPole-v1")  # the env of the step (never stepped here)
+    post_act(custom, hand_episodes(), env)
     assert custom.gradient_steps == 4 and custom.sampler.last["state"].shape == (2, 1)
     # prioritized replay: each step samples by the priorities the previous step set
     prioritized = rk.PrioritizedDQNLearner(approx, sampler=rk.BatchSampler(2, seed=0), **common)
@@ -441,7 +444,7 @@ def test_prioritized_replay_and_custom_samplers_draw_one_batch_per_step():
     trajectory.update_priorities = lambda i, e: (
         updates.append(trajectory.n_sampled) or (update_priorities(i, e))
     )
-    prioritized.learn(trajectory)
+    post_act(prioritized, trajectory, env)
     assert updates == [1, 2, 3, 4]  # a priority update after each single draw
 
 

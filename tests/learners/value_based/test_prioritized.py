@@ -63,10 +63,10 @@ def test_importance_weights_scale_the_loss():
     from rlkit.learners.value_based.common import to_tensors
 
     tensors = to_tensors(batch, learner.gamma, learner.device)
-    weighted = learner._loss(tensors).detach()
-    tensors.weights = torch.ones_like(tensors.weights)
-    unweighted = learner._loss(tensors).detach()
-    q, y = learner._last_q, learner._last_target
+    weighted = learner.compute_loss(tensors)[0].detach()
+    tensors["weights"] = torch.ones_like(tensors["weights"])
+    unweighted, info = learner.compute_loss(tensors)
+    q, y = info["q"], info["target"]
     per_sample = torch.nn.functional.smooth_l1_loss(q, y, reduction="none")
     assert float(unweighted) == pytest.approx(float(per_sample.mean()), rel=1e-6)
     expected = float((torch.as_tensor(batch["weights"]) * per_sample).mean())

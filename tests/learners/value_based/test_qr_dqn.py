@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from learner_helpers import assert_checkpoint_round_trip
+from learner_helpers import assert_checkpoint_round_trip, gradient_steps
 from torch import nn
 
 import rlkit as rk
@@ -76,7 +76,7 @@ def test_targets_shift_every_target_quantile():
     )
     t = rk.CircularArraySARTTrajectory(2, state_shape=(1,))
     t.append(np.float32([1]), 1, 1.0, False, True, np.float32([3]))
-    learner.gradient_step(t)
+    gradient_steps(learner, t)
     # target quantiles 1 + 0.5 * [6, 30] = [4, 16] (mean 10); current ones of (s=1, a=1): [2, 10]
     assert float(learner._last_target) == pytest.approx(10.0)
     assert float(learner._last_q) == pytest.approx(6.0)
