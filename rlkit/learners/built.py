@@ -28,10 +28,15 @@ on-policy driver, :mod:`rlkit.learners.drivers.on_policy`: when the
 
 Example:
     >>> import rlkit as rk
-    >>> from rlkit.learners.policy_gradient import vpg
-    >>> Mine = vpg.VPG.with_updates(name="Mine", defaults={"lr": 1e-2})
-    >>> Mine.defaults["lr"], Mine.loss_fn is vpg.VPG.loss_fn
-    (0.01, True)
+    >>> policy = rk.PPO(rk.GymEnv("CartPole-v1", seed=0), seed=0, n_steps=64, batch_size=32)
+    >>> print(policy.optimizer.describe())  # doctest: +NORMALIZE_WHITESPACE
+    MultiStep(num_steps=10, minibatch_size=32, seed=0): wraps: repeats the inner module's step
+      optimizer:
+        ClippedStep(max_norm=0.5, on='gradient'): wraps: clips the gradient the inner module
+        steps with
+          optimizer:
+            GradientDescent(optimizer='adam', lr=0.0003, eps=1e-05, fused=True,
+            keep_deltas=False): computes its own step
 """
 
 from __future__ import annotations
