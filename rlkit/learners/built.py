@@ -530,7 +530,7 @@ def _make_class(
 def _module_of(loss_fn: Any, base: type) -> str:
     if isinstance(loss_fn, Mapping):
         loss_fn = next(iter(loss_fn.values()))
-    return getattr(loss_fn, "__module__", base.__module__)
+    return getattr(loss_fn, "__module__", None) or base.__module__
 
 
 def _as_class_attribute(key: str, fn: Any) -> Any:

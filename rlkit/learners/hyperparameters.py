@@ -161,5 +161,5 @@ def check_minibatches(owner: str, config: dict[str, Any], n_envs: int | None) ->
         f"{owner}: batch_size={batch_size} {what} = {rollout} transitions: each epoch is "
         f"{epoch} (as in Stable-Baselines3)",
         UserWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
