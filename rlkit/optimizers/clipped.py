@@ -65,6 +65,7 @@ class ClippedStep(OptimizerModule):
                 f"(GradientDescent, or a MultiStep or ClippedStep of one), got {self.inner!r}"
             )
         self.on = on
+        self._clip = _then_clip(None, self.max_norm)  # when the caller gives no fn_gradients
         if on == "gradient":
             self.role = "wraps: clips the gradient the inner module steps with"
 
@@ -80,7 +81,9 @@ class ClippedStep(OptimizerModule):
     def step(self, params: ParamsLike, fn_loss: Loss, **fns: Any) -> StepResult:
         params = as_parameters("ClippedStep", params)
         if self.on == "gradient":
-            fns["fn_gradients"] = _then_clip(fns.get("fn_gradients"), self.max_norm)
+            before = fns.get("fn_gradients")
+            clip = self._clip if before is None else _then_clip(before, self.max_norm)
+            fns["fn_gradients"] = clip
             return self.inner.step(params, fn_loss, **fns)
         result = self.inner.step(params, fn_loss, **fns)
         step_norm = norm(result.deltas)

@@ -271,7 +271,7 @@ class GradientDescent(OptimizerModule):
             losses.append(float(loss.detach()))
             return loss
 
-        detached = [p.detach() for p in params]
+        detached = [p.detach() for p in params] if self.keep_deltas else []
         if self.keep_deltas:
             torch._foreach_copy_(self._before, detached)
         optimizer.step(closure)
