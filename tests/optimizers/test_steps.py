@@ -44,6 +44,8 @@ def test_gradient_descent_clips_the_gradient_norm():
     assert result.statistics["grad_norm"] == pytest.approx(5.0)
     with pytest.raises(TypeError, match="max_grad_norm is not a GradientDescent setting"):
         GradientDescent("sgd", lr=1.0, max_grad_norm=1.0)
+    with pytest.raises(ValueError, match=r"on must be one of \('step', 'gradient'\), got 'grad'"):
+        ClippedStep(GradientDescent("sgd", lr=1.0), 1.0, on="grad")
     with pytest.raises(TypeError, match="must back-propagate"):
         ClippedStep(Evolutionary(0.01, 2), 1.0, on="gradient")
 
