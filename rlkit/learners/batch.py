@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..optimizers.multi_step import epoch_indices
+
 __all__ = ["Batch", "flatten", "fn_name"]
 
 _OBSERVATIONS = ("state", "final_state", "next_state")
@@ -94,12 +96,11 @@ class Batch(dict):
     def minibatches(self, size: int, generator: np.random.Generator) -> list[Batch]:
         """One epoch: the rows in an order drawn from ``generator``, cut into batches of
         ``size`` (the last one smaller when ``size`` does not divide the rows). A ``size`` of
-        at least the number of rows gives ``[self]``, in order, and draws nothing."""
-        n = len(self)
-        if size >= n:
-            return [self]
-        order = generator.permutation(n)
-        return [self.rows(order[i : i + size]) for i in range(0, n, size)]
+        at least the number of rows gives ``[self]``, in order, and draws nothing. The same
+        minibatches as ``rk.optimizers.MultiStep`` cuts for a built policy's update (both use
+        :func:`~rlkit.optimizers.multi_step.epoch_indices`)."""
+        parts = epoch_indices(len(self), size, generator)
+        return [self if index is None else self.rows(index) for index in parts]
 
     def sequences(self, length: int, starts_key: str = "episode_start") -> Batch:
         """A rollout batch of ``(n_steps, n_envs, ...)`` arrays cut into sequences of at most

@@ -22,7 +22,7 @@ from .base import (
     snapshot,
 )
 
-__all__ = ["MultiStep", "bind_indices"]
+__all__ = ["MultiStep", "bind_indices", "epoch_indices"]
 
 _ALL = object()  # full-batch steps: the closures are called without indices
 
@@ -34,6 +34,25 @@ def bind_indices(fns: dict[str, Any], indices: np.ndarray) -> dict[str, Any]:
         name: partial(value, indices) if name.startswith("fn_") and callable(value) else value
         for name, value in fns.items()
     }
+
+
+def epoch_indices(
+    n: int, size: int, generator: np.random.Generator
+) -> list[np.ndarray | None]:
+    """One epoch over ``n`` samples in minibatches of ``size``: index arrays cut from a
+    permutation drawn from ``generator`` (the last one smaller when ``size`` does not divide
+    ``n``), or ``[None]``, the whole batch in order, when ``size >= n`` (nothing is drawn).
+
+    Example:
+        >>> [i.tolist() for i in epoch_indices(5, 2, np.random.default_rng(0))]
+        [[2, 4], [3, 0], [1]]
+        >>> epoch_indices(5, 8, np.random.default_rng(0))
+        [None]
+    """
+    if size >= n:
+        return [None]
+    order = generator.permutation(n)
+    return [order[start : start + size] for start in range(0, n, size)]
 
 
 class MultiStep(OptimizerModule):
@@ -112,10 +131,7 @@ class MultiStep(OptimizerModule):
         """One epoch's minibatch index arrays (a permutation drawn from ``generator``, or the
         module's own); ``[None]`` (the whole batch) when a minibatch holds the whole batch."""
         size = self.minibatch_size or batch_size
-        if size >= batch_size:
-            return [None]
-        order = (self.rng if generator is None else generator).permutation(batch_size)
-        return [order[start : start + size] for start in range(0, batch_size, size)]
+        return epoch_indices(batch_size, size, self.rng if generator is None else generator)
 
     def step(
         self,
