@@ -413,6 +413,18 @@ def check_tree_config(owner: str, config: dict[str, Any], tree: Any) -> None:
         )
 
 
+def initial_value(value: Any) -> float:
+    """A hyperparameter's value at the start of a run: a number, or a ``Schedule``'s value at
+    its clock's start (what a tree built from the hyperparameters starts with).
+
+    Example:
+        >>> import rlkit as rk
+        >>> initial_value(rk.LinearSchedule(1e-3, 0.0, 100)), initial_value(3e-4)
+        (0.001, 0.0003)
+    """
+    return float(value.value if isinstance(value, Schedule) else value)
+
+
 def gradient_tree(gradient_descent: GradientDescent, config: dict[str, Any]) -> OptimizerModule:
     """The tree of a gradient-based policy built from its hyperparameters:
     ``gradient_descent``, wrapped in ``ClippedStep(on="gradient")`` when ``max_grad_norm`` is

@@ -239,20 +239,8 @@ class OffPolicyActorCritic(BuiltPolicy):
     #: the replay sampling (``rng``), the action noise
     seed_names = ("model", "sample", "train", "shuffle", "noise")
 
-    def __init__(
-        self,
-        env: Any = None,
-        *,
-        state_space: Any = None,
-        action_space: Any = None,
-        seed: int | np.random.SeedSequence = 0,
-        device: str | torch.device = "cpu",
-        **config: Any,
-    ) -> None:
-        super().__init__(
-            env, state_space=state_space, action_space=action_space, seed=seed, device=device,
-            **config,
-        )  # fmt: skip
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # BuiltPolicy's arguments
+        super().__init__(*args, **kwargs)
         owner = type(self).name
         self.dist_class = None  # the algorithm's explore() acts, not a distribution class
         self.n_actions = int(np.prod(self.action_space.shape))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ...optimizers import GradientDescent, OptimizerModule
 from ..builder import build_policy, gradient_tree
+from ..built import initial_value
 from .functions import (
     add_advantages,
     entropy_term,
@@ -72,9 +73,8 @@ def a2c_loss(policy, model, dist_class, batch):
 def rmsprop_optimizer(config: dict) -> OptimizerModule:
     """RMSprop (alpha 0.99, eps 1e-5, as Stable-Baselines3's A2C), gradient norm clipped at
     ``max_grad_norm``; its learning rate follows ``lr``."""
-    lr = config["lr"]
     rmsprop = GradientDescent(
-        "rmsprop", lr=float(lr.value if hasattr(lr, "value") else lr), alpha=0.99, eps=1e-5,
+        "rmsprop", lr=initial_value(config["lr"]), alpha=0.99, eps=1e-5,
         keep_deltas=False,
     )  # fmt: skip
     return gradient_tree(rmsprop, config)

@@ -31,6 +31,7 @@ import torch
 
 from ...optimizers import GradientDescent, OptimizerModule
 from ..builder import build_policy, gradient_tree
+from ..built import initial_value
 from .functions import (
     add_advantages,
     approx_kl,
@@ -104,9 +105,8 @@ def adam_optimizer(config: dict) -> OptimizerModule:
     ``n_epochs`` epochs over minibatches of ``batch_size``: ``MultiStep(ClippedStep(
     GradientDescent(Adam), max_grad_norm, on="gradient"), n_epochs, batch_size)``. Its learning
     rate follows ``lr`` (a schedule too)."""
-    lr = config["lr"]
     adam = GradientDescent(
-        "adam", lr=float(lr.value if hasattr(lr, "value") else lr), eps=1e-5, fused=True,
+        "adam", lr=initial_value(config["lr"]), eps=1e-5, fused=True,
         keep_deltas=False,
     )  # fmt: skip
     return gradient_tree(adam, config)
