@@ -47,7 +47,16 @@ _dispatch = Dispatcher()
 
 
 class DispatchError(TypeError):
-    """No method, or more than one equally specific method, for the given argument types."""
+    """No method, or more than one equally specific method, for the given argument types.
+
+    Example:
+        >>> import rlkit as rk
+        >>> try:
+        ...     rk.greedy()
+        ... except rk.DispatchError as error:
+        ...     print(type(error).__name__, isinstance(error, TypeError))
+        DispatchError True
+    """
 
 
 @_dispatch.abstract
@@ -64,12 +73,27 @@ def update(*args):  # pragma: no cover - abstract: methods are added with update
       ``update(trajectory, policy, env, PRE_ACT_STAGE, action)`` records the chosen action.
 
     ``Agent(policy, trajectory)`` calls the recording method first, then the learning method.
-    Add a method for your own learner::
+    Add a method for your own learner (the page ``docs/concepts/dispatch.md`` says how a
+    method is chosen):
 
-        @rk.update.dispatch
-        def _(learner: MyLearner, trajectory: rk.VectorSARTTrajectory,
-              env: rk.AbstractEnv, stage: rk.PostActStage, /):
-            ...
+    Example:
+        >>> import rlkit as rk
+        >>> class Counter(rk.AbstractLearner):
+        ...     \"\"\"Counts the transitions it learns from.\"\"\"
+        ...     def __init__(self):
+        ...         self.n = 0
+        ...     def __call__(self, env):
+        ...         return 0.0
+        >>> @rk.update.dispatch
+        ... def _(learner: Counter, t: rk.VectorSARTTrajectory, env: rk.AbstractEnv,
+        ...       stage: rk.PostActStage, /):
+        ...     learner.n += 1
+        >>> learner = Counter()
+        >>> agent = rk.Agent(rk.VBasedPolicy(learner, rk.RandomPolicy(seed=0)),
+        ...                  rk.VectorSARTTrajectory())
+        >>> hook = rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(20))
+        >>> learner.n
+        20
     """
 
 
@@ -89,6 +113,13 @@ def statistics(*args):  # pragma: no cover - abstract: methods are added with .d
     Learners, explorers and approximators add methods (loss, epsilon, TD error, Q mean, learning
     rate, ...) so hooks need not know their types; anything else reports nothing. Use
     :func:`collect_statistics` to gather a whole policy's.
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.statistics(rk.EpsilonGreedyExplorer(0.1))
+        {'epsilon': 0.1}
+        >>> rk.statistics(object())
+        {}
     """
 
 

@@ -1,0 +1,157 @@
+"""Writes the API reference pages of the documentation site from ``rlkit.__all__``.
+
+Run by the mkdocs-gen-files plugin (``mkdocs.yml``) at every build, so a newly exported name
+gets its entry without editing any page. Each public name is documented where it is defined
+(``rlkit.learners.policy_gradient.ppo.PPO``) under the heading and anchor users write
+(``rk.PPO``, anchor ``rlkit.PPO``). A public name whose docstring is missing, or has no
+``Example`` section or ``>>>`` line, is logged as a warning, which fails ``mkdocs build --strict``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # document this checkout's rlkit, whatever is installed
+    sys.path.insert(0, str(ROOT))
+LOG = logging.getLogger("mkdocs.plugins.rlkit_api")
+
+# the pages of the reference, in the order of the layers (docs/architecture.md), lowest first
+GROUPS = {
+    "core": "The run loop and its contracts",
+    "optimizers": "Optimizer modules (rk.optimizers)",
+    "envs": "Environments",
+    "approximators": "Approximators",
+    "trajectories": "Trajectories and samplers",
+    "hooks": "Hooks",
+    "schedules": "Schedules",
+    "policies": "Policies, explorers and distributions",
+    "learners": "Learners",
+}
+
+
+@dataclass(frozen=True)
+class PublicName:
+    """One name of ``rlkit.__all__`` and the object griffe found for it."""
+
+    name: str  # as exported: rk.<name>
+    path: str  # where it is defined: rlkit.<package>...<name>
+    group: str  # the page it is listed on
+    docstring: str  # its docstring as mkdocstrings renders it ("" when it has none)
+    inspect: bool = False  # documented from the live object (a class made by a function call)
+
+
+def _defining_path(rlkit, name: str) -> str:
+    module = rlkit._LAZY.get(name)
+    if module == f"rlkit.{name}":  # a lazily imported subpackage: rk.optimizers
+        return module
+    if module is not None:
+        return f"{module}.{name}"
+    return ""  # imported eagerly by rlkit/__init__.py: griffe follows the import
+
+
+def public_names() -> list[PublicName]:
+    """Every name of ``rlkit.__all__`` with its defining path, page and docstring."""
+    import griffe
+
+    import rlkit
+
+    package = griffe.load("rlkit", search_paths=[str(ROOT)], resolve_aliases=True)
+    names = []
+    for name in rlkit.__all__:
+        path = _defining_path(rlkit, name)
+        obj = package[path.removeprefix("rlkit.")] if path else package[name]
+        if obj.is_alias:
+            obj = obj.final_target
+        group = obj.path.split(".")[1]
+        if group not in GROUPS:
+            raise ValueError(f"docs/gen_api.py: rk.{name} ({obj.path}) is in no API page: "
+                             f"add {group!r} to GROUPS")
+        docstring, inspect = obj.docstring.value if obj.docstring else "", False
+        if not docstring:  # made at import time (rk.PPO = build_policy(..., doc=...)): ask Python
+            docstring, inspect = _runtime_docstring(obj.path), True
+        names.append(PublicName(name, obj.path, group, docstring, inspect))
+    return names
+
+
+def _runtime_docstring(path: str) -> str:
+    import importlib
+    import inspect
+
+    module, _, attribute = path.rpartition(".")
+    value = getattr(importlib.import_module(module), attribute)
+    if not isinstance(value, type) and not callable(value):
+        return ""  # a plain value's docstring would be its type's
+    return inspect.cleandoc(value.__doc__ or "")
+
+
+def has_example(docstring: str) -> bool:
+    """Whether a docstring shows an example (an ``Example``/``Examples`` section or ``>>>``)."""
+    lines = [line.strip() for line in docstring.splitlines()]
+    return any(line.startswith(">>>") or line.rstrip(":") in ("Example", "Examples")
+               for line in lines)
+
+
+def page(group: str, names: list[PublicName]) -> str:
+    """The markdown of one API page: one mkdocstrings entry per public name."""
+    parts = [f"# {GROUPS[group]}\n"]
+    for entry in names:
+        options = ["show_root_heading: true", "show_root_full_path: false",
+                   "heading_level: 2"]
+        if entry.inspect:
+            options.append("force_inspection: true")
+        if entry.name == "optimizers":
+            options += ["members: true", "show_submodules: false"]
+        body = "\n".join(f"      {option}" for option in options)
+        parts.append(f"[](){{#rlkit.{entry.name}}}\n\n::: {entry.path}\n    options:\n{body}\n")
+    return "\n".join(parts)
+
+
+def index(names: list[PublicName]) -> str:
+    """The reference's first page: every public name, linked to its entry."""
+    lines = ["# API reference\n",
+             "Everything public is exported flat from the package: `import rlkit as rk`, then "
+             "`rk.<name>`. Each entry below is generated from `rlkit.__all__` and the "
+             "docstrings, at every build.\n"]
+    for group, title in GROUPS.items():
+        members = [n for n in names if n.group == group]
+        if members:
+            lines.append(f"## [{title}]({group}.md)\n")
+            lines += [f"- [`rk.{n.name}`][rlkit.{n.name}]" for n in members]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def check(names: list[PublicName]) -> list[str]:
+    """What is missing: the names without a docstring or without an example."""
+    problems = [f"rk.{n.name} ({n.path}) has no docstring" for n in names if not n.docstring]
+    problems += [f"rk.{n.name} ({n.path}) has no example (an Example section or >>> line)"
+                 for n in names if n.docstring and not has_example(n.docstring)]
+    return problems
+
+
+def main() -> None:
+    import mkdocs_gen_files
+
+    names = public_names()
+    for problem in check(names):
+        LOG.warning("API reference: %s", problem)
+    nav = ["* [Overview](index.md)"]
+    with mkdocs_gen_files.open("api/index.md", "w") as out:
+        out.write(index(names))
+    for group, title in GROUPS.items():
+        members = [n for n in names if n.group == group]
+        if not members:
+            continue
+        with mkdocs_gen_files.open(f"api/{group}.md", "w") as out:
+            out.write(page(group, members))
+        nav.append(f"* [{title}]({group}.md)")
+    with mkdocs_gen_files.open("api/SUMMARY.md", "w") as out:
+        out.write("\n".join(nav) + "\n")
+
+
+if __name__ in ("__main__", "<run_path>"):
+    main()
