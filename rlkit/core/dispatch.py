@@ -2,7 +2,7 @@
 
 All multiple dispatch in rlkit goes through the one ``Dispatcher`` here, never through the global
 ``plum.dispatch``. Methods are added with ``@rk.update.dispatch``; the name of a method does not
-matter (``_`` is customary). Rules that keep dispatch fast (DESIGN.md section 3):
+matter (``_`` is customary). Rules that keep dispatch fast (docs/concepts/dispatch.md):
 
 * annotate only with faithful types (classes, ABCs, ``np.ndarray``, ``Union``/``Optional`` of
   those), never ``Literal``, ``type[X]`` or ``list[int]``;
@@ -50,12 +50,20 @@ class DispatchError(TypeError):
     """No method, or more than one equally specific method, for the given argument types.
 
     Example:
+        A learner without any ``update`` method for its trajectory is refused before the first
+        step:
+
         >>> import rlkit as rk
+        >>> class Lazy(rk.AbstractLearner):
+        ...     def __call__(self, env):
+        ...         return 0.0
+        >>> agent = rk.Agent(rk.VBasedPolicy(Lazy(), rk.RandomPolicy(seed=0)),
+        ...                  rk.VectorSARTTrajectory())
         >>> try:
-        ...     rk.greedy()
+        ...     rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(5))
         ... except rk.DispatchError as error:
-        ...     print(type(error).__name__, isinstance(error, TypeError))
-        DispatchError True
+        ...     print(str(error)[:55])
+        Agent: learner Lazy has no update method for trajectory
     """
 
 
@@ -102,7 +110,7 @@ def run_loop(*args):  # pragma: no cover - abstract: methods are added with run_
     """``run_loop(policy, env, plan)``: the loop that drives one run, chosen by the env's type.
 
     ``rk.run`` builds the call plan and hands it here. Single environments get the loop of
-    DESIGN.md section 2; vector and multi-agent environments add their own methods.
+    docs/architecture.md; vector and multi-agent environments add their own methods.
     """
 
 

@@ -1,8 +1,8 @@
 """The contracts everything else implements: environments, policies, learners, trajectories,
 approximators, hooks and stop conditions.
 
-These are the bottom layer of rlkit (DESIGN.md section 1): every other package builds on them, and
-this module imports nothing above ``rlkit.core``.
+These are the bottom layer of rlkit (docs/architecture.md, "The layers"): every other package
+builds on them, and this module imports nothing above ``rlkit.core``.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class AbstractEnv(ABC):
 
 
 class AbstractVectorEnv(ABC):
-    """``n_envs`` copies of an environment stepped together (DESIGN.md section 7).
+    """``n_envs`` copies of an environment stepped together (docs/how-to/vector-envs.md).
 
     It is not an :class:`AbstractEnv`: the run loop of a vector env is its own (``run_loop``
     dispatches on the env type; no episode stages for the batch), and methods written for single

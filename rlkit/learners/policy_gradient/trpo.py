@@ -1,5 +1,5 @@
 """TRPO (Schulman et al. 2015) with Stable-Baselines3's semantics, as pure functions compiled by
-``rk.build_policy`` and trained by optimizer modules (DESIGN.md section 9).
+``rk.build_policy`` and trained by optimizer modules (:mod:`rlkit.optimizers`).
 
 Each rollout of ``n_steps`` steps of every env: values and log-probabilities stored when acting,
 GAE (``gamma``, ``gae_lambda``) as PPO, advantages normalised over the whole batch; then
