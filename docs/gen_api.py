@@ -41,7 +41,8 @@ class PublicName:
     path: str  # where it is defined: rlkit.<package>...<name>
     group: str  # the page it is listed on
     docstring: str  # its docstring as mkdocstrings renders it ("" when it has none)
-    inspect: bool = False  # documented from the live object (a class made by a function call)
+    kind: str  # griffe's kind of the object: "class", "function", "attribute" or "module"
+    built: bool = False  # a class made by a function call (rk.PPO = build_policy(...))
 
 
 def _defining_path(rlkit, name: str) -> str:
@@ -54,12 +55,15 @@ def _defining_path(rlkit, name: str) -> str:
 
 
 def public_names() -> list[PublicName]:
-    """Every name of ``rlkit.__all__`` with its defining path, page and docstring."""
+    """Every name of ``rlkit.__all__`` with its defining path, page and docstring, read by griffe
+    as mkdocstrings reads it (with the extension of docs/griffe_rlkit.py)."""
     import griffe
 
     import rlkit
 
-    package = griffe.load("rlkit", search_paths=[str(ROOT)], resolve_aliases=True)
+    extension = _load_extension()
+    package = griffe.load("rlkit", search_paths=[str(ROOT)], resolve_aliases=True,
+                          extensions=griffe.load_extensions(extension))
     names = []
     for name in rlkit.__all__:
         path = _defining_path(rlkit, name)
@@ -70,22 +74,20 @@ def public_names() -> list[PublicName]:
         if group not in GROUPS:
             raise ValueError(f"docs/gen_api.py: rk.{name} ({obj.path}) is in no API page: "
                              f"add {group!r} to GROUPS")
-        docstring, inspect = obj.docstring.value if obj.docstring else "", False
-        if not docstring:  # made at import time (rk.PPO = build_policy(..., doc=...)): ask Python
-            docstring, inspect = _runtime_docstring(obj.path), True
-        names.append(PublicName(name, obj.path, group, docstring, inspect))
+        built = obj.is_attribute and isinstance(getattr(rlkit, name), type)
+        docstring = obj.docstring.value if obj.docstring else ""
+        names.append(PublicName(name, obj.path, group, docstring, obj.kind.value, built))
     return names
 
 
-def _runtime_docstring(path: str) -> str:
-    import importlib
-    import inspect
+def _load_extension():
+    import importlib.util
 
-    module, _, attribute = path.rpartition(".")
-    value = getattr(importlib.import_module(module), attribute)
-    if not isinstance(value, type) and not callable(value):
-        return ""  # a plain value's docstring would be its type's
-    return inspect.cleandoc(value.__doc__ or "")
+    path = ROOT / "docs" / "griffe_rlkit.py"
+    spec = importlib.util.spec_from_file_location("rlkit_docs_griffe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.RlkitDocstrings()
 
 
 def has_example(docstring: str) -> bool:
@@ -101,12 +103,11 @@ def page(group: str, names: list[PublicName]) -> str:
     for entry in names:
         options = ["show_root_heading: true", "show_root_full_path: false",
                    "heading_level: 2"]
-        if entry.inspect:
-            options.append("force_inspection: true")
         if entry.name == "optimizers":
             options += ["members: true", "show_submodules: false"]
         body = "\n".join(f"      {option}" for option in options)
-        parts.append(f"[](){{#rlkit.{entry.name}}}\n\n::: {entry.path}\n    options:\n{body}\n")
+        anchor = entry.name.replace("_", "\\_")  # rk.__version__: no bold in the anchor's id
+        parts.append(f"[](){{#rlkit.{anchor}}}\n\n::: {entry.path}\n    options:\n{body}\n")
     return "\n".join(parts)
 
 
