@@ -189,6 +189,10 @@ def test_the_site_renders_in_headless_chromium(served, tmp_path):
         # the index page and its search box; a query finds the API entry of rk.PPO
         tab = browser.open(f"{served}/")
         assert browser.wait_for(tab, "!!document.querySelector('input.md-search__input')")
+        width = browser.wait_for(tab, """(() => {
+            const width = document.querySelector('.md-search__form').getBoundingClientRect().width;
+            return document.readyState === 'complete' && width > 100 ? width : 0; })()""")
+        assert width, "the search box is not shown in the header"
         browser.screenshot(tab, screens / "index.png")
         browser.evaluate(tab, "document.querySelector('input.md-search__input').focus()")
         assert browser.wait_for(
