@@ -37,7 +37,7 @@ GROUPS = {
 class PublicName:
     """One name of ``rlkit.__all__`` and the object griffe found for it."""
 
-    name: str  # as exported: rk.<name>
+    name: str  # as exported: rk.<name> (or rk.<subpackage>.<name>)
     path: str  # where it is defined: rlkit.<package>...<name>
     group: str  # the page it is listed on
     docstring: str  # its docstring as mkdocstrings renders it ("" when it has none)
@@ -77,7 +77,19 @@ def public_names() -> list[PublicName]:
         built = obj.is_attribute and isinstance(getattr(rlkit, name), type)
         docstring = obj.docstring.value if obj.docstring else ""
         names.append(PublicName(name, obj.path, group, docstring, obj.kind.value, built))
+        if obj.is_module:  # a public subpackage (rk.optimizers): its own public names too
+            names += _members(getattr(rlkit, name), name, obj, group)
     return names
+
+
+def _members(module, name: str, obj, group: str) -> list[PublicName]:
+    members = []
+    for member in module.__all__:
+        target = obj[member].final_target if obj[member].is_alias else obj[member]
+        docstring = target.docstring.value if target.docstring else ""
+        members.append(PublicName(f"{name}.{member}", f"{obj.path}.{member}", group, docstring,
+                                  target.kind.value))
+    return members
 
 
 def _load_extension():
@@ -101,10 +113,14 @@ def page(group: str, names: list[PublicName]) -> str:
     """The markdown of one API page: one mkdocstrings entry per public name."""
     parts = [f"# {GROUPS[group]}\n"]
     for entry in names:
+        if "." in entry.name:  # a member of a public subpackage: on the page with its package
+            continue
         options = ["show_root_heading: true", "show_root_full_path: false",
                    "heading_level: 2"]
-        if entry.name == "optimizers":
-            options += ["members: true", "show_submodules: false"]
+        if entry.kind == "module":  # a public subpackage: its __all__, on this page
+            prefix = entry.name + "."
+            members = [n.name.removeprefix(prefix) for n in names if n.name.startswith(prefix)]
+            options += [f"members: {members}", "show_submodules: false"]
         body = "\n".join(f"      {option}" for option in options)
         anchor = entry.name.replace("_", "\\_")  # rk.__version__: no bold in the anchor's id
         parts.append(f"[](){{#rlkit.{anchor}}}\n\n::: {entry.path}\n    options:\n{body}\n")
@@ -121,7 +137,8 @@ def index(names: list[PublicName]) -> str:
         members = [n for n in names if n.group == group]
         if members:
             lines.append(f"## [{title}]({group}.md)\n")
-            lines += [f"- [`rk.{n.name}`][rlkit.{n.name}]" for n in members]
+            lines += [f"- [`rk.{n.name}`][rlkit.{n.name}]" if "." not in n.name
+                      else f"    - [`rk.{n.name}`][{n.path}]" for n in members]
             lines.append("")
     return "\n".join(lines)
 
