@@ -19,7 +19,8 @@ if str(ROOT) not in sys.path:  # document this checkout's rlkit, whatever is ins
     sys.path.insert(0, str(ROOT))
 LOG = logging.getLogger("mkdocs.plugins.rlkit_api")
 
-# the pages of the reference, in the order of the layers (docs/architecture.md), lowest first
+# the pages of the reference, in the order of the layers (docs/architecture.md), lowest first;
+# a package not named here gets a page of its own after these (titled by its name)
 GROUPS = {
     "core": "The run loop and its contracts",
     "optimizers": "Optimizer modules (rk.optimizers)",
@@ -71,9 +72,6 @@ def public_names() -> list[PublicName]:
         if obj.is_alias:
             obj = obj.final_target
         group = obj.path.split(".")[1]
-        if group not in GROUPS:
-            raise ValueError(f"docs/gen_api.py: rk.{name} ({obj.path}) is in no API page: "
-                             f"add {group!r} to GROUPS")
         built = obj.is_attribute and isinstance(getattr(rlkit, name), type)
         docstring = obj.docstring.value if obj.docstring else ""
         names.append(PublicName(name, obj.path, group, docstring, obj.kind.value, built))
@@ -109,9 +107,19 @@ def has_example(docstring: str) -> bool:
                for line in lines)
 
 
+def _title(group: str) -> str:
+    return GROUPS.get(group, f"rlkit.{group}")
+
+
+def groups(names: list[PublicName]) -> list[str]:
+    """The API pages: the packages of ``GROUPS`` that export something, then any other."""
+    used = {n.group for n in names}
+    return [g for g in GROUPS if g in used] + sorted(used - set(GROUPS))
+
+
 def page(group: str, names: list[PublicName]) -> str:
     """The markdown of one API page: one mkdocstrings entry per public name."""
-    parts = [f"# {GROUPS[group]}\n"]
+    parts = [f"# {_title(group)}\n"]
     for entry in names:
         if "." in entry.name:  # a member of a public subpackage: on the page with its package
             continue
@@ -133,13 +141,12 @@ def index(names: list[PublicName]) -> str:
              "Everything public is exported flat from the package: `import rlkit as rk`, then "
              "`rk.<name>`. Each entry below is generated from `rlkit.__all__` and the "
              "docstrings, at every build.\n"]
-    for group, title in GROUPS.items():
+    for group in groups(names):
         members = [n for n in names if n.group == group]
-        if members:
-            lines.append(f"## [{title}]({group}.md)\n")
-            lines += [f"- [`rk.{n.name}`][rlkit.{n.name}]" if "." not in n.name
-                      else f"    - [`rk.{n.name}`][{n.path}]" for n in members]
-            lines.append("")
+        lines.append(f"## [{_title(group)}]({group}.md)\n")
+        lines += [f"- [`rk.{n.name}`][rlkit.{n.name}]" if "." not in n.name
+                  else f"    - [`rk.{n.name}`][{n.path}]" for n in members]
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -160,13 +167,10 @@ def main() -> None:
     nav = ["* [Overview](index.md)"]
     with mkdocs_gen_files.open("api/index.md", "w") as out:
         out.write(index(names))
-    for group, title in GROUPS.items():
-        members = [n for n in names if n.group == group]
-        if not members:
-            continue
+    for group in groups(names):
         with mkdocs_gen_files.open(f"api/{group}.md", "w") as out:
-            out.write(page(group, members))
-        nav.append(f"* [{title}]({group}.md)")
+            out.write(page(group, [n for n in names if n.group == group]))
+        nav.append(f"* [{_title(group)}]({group}.md)")
     with mkdocs_gen_files.open("api/SUMMARY.md", "w") as out:
         out.write("\n".join(nav) + "\n")
 

@@ -87,6 +87,18 @@ def test_the_example_check_sees_a_missing_example():
     assert gen_api.check([empty]) == ["rk.Y (rlkit.y.Y) has no docstring"]
 
 
+def test_a_name_of_a_new_package_gets_a_page_of_its_own():
+    gen_api = _gen_api()
+    saved = gen_api.PublicName("save", "rlkit.deploy.artifact.save", "deploy", "Save.", "function")
+    names = [*gen_api.public_names(), saved]
+    assert gen_api.groups(names)[-1] == "deploy"
+    assert gen_api.groups(names)[:2] == ["core", "optimizers"]
+    page = gen_api.page("deploy", [saved])
+    assert page.startswith("# rlkit.deploy\n")
+    assert "[](){#rlkit.save}\n\n::: rlkit.deploy.artifact.save\n" in page
+    assert "- [`rk.save`][rlkit.save]" in gen_api.index(names)
+
+
 def test_the_examples_of_attribute_docstrings_run():
     """Constants (rk.POST_ACT_STAGE, rk.__version__) document themselves with the string under
     their assignment, which --doctest-modules does not collect: run those examples here."""
