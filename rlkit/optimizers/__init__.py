@@ -20,7 +20,7 @@ Example:
         GradientDescent(optimizer='adam', lr=0.01): computes its own step
     >>> w = torch.zeros(1, requires_grad=True)
     >>> _ = adam_4.step([w], lambda: ((w - 1.0) ** 2).sum())  # four Adam steps towards 1
-    >>> round(float(w), 2)
+    >>> round(float(w.detach()), 2)
     0.04
 """
 
