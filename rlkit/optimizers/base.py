@@ -164,7 +164,7 @@ class OptimizerModule(ABC):
         ...         with torch.no_grad():
         ...             for p, d in zip(params, deltas):
         ...                 p += d
-        ...         return rk.optimizers.StepResult(deltas, loss_before=float(loss))
+        ...         return rk.optimizers.StepResult(deltas, loss_before=float(loss.detach()))
         >>> w = torch.zeros(2, requires_grad=True)
         >>> result = SignDescent(0.5).step([w], lambda: ((w - 1.0) ** 2).sum())
         >>> w.tolist(), result.loss_before
