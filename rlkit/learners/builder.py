@@ -73,7 +73,29 @@ def build_policy(
     ``loss_fn`` may also be a dict ``{name: loss_fn}`` of several losses (actor-critic methods),
     with ``optimizer`` a dict of as many optimizers under the same names; such a policy needs a
     ``base`` (a :class:`BuiltPolicy` subclass) whose learning step steps each loss with its own
-    optimizer (e.g. :class:`~rlkit.learners.actor_critic.common.OffPolicyActorCritic`)."""
+    optimizer (e.g. :class:`~rlkit.learners.actor_critic.common.OffPolicyActorCritic`).
+
+    Example:
+        A policy that reinforces each action by its immediate reward, from a linear model:
+
+        >>> import torch
+        >>> import rlkit as rk
+        >>> def linear_model(state_space, action_space, dist_class, config, seed):
+        ...     torch.manual_seed(int(seed.generate_state(1)[0]))  # seed is a SeedSequence
+        ...     return torch.nn.Linear(state_space.shape[0], action_space.n)
+        >>> def one_step_loss(policy, model, dist_class, batch):
+        ...     dist = dist_class.from_inputs(model(batch["state"]), policy.action_space)
+        ...     return -(dist.log_prob(batch["action"]) * batch["reward"]).mean()
+        >>> OneStep = rk.build_policy(
+        ...     "OneStep", loss_fn=one_step_loss, model_fn=linear_model,
+        ...     optimizer=lambda config: rk.optimizers.GradientDescent("adam", lr=config["lr"]),
+        ...     defaults={"lr": 1e-2, "n_steps": 32})
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = OneStep.agent(env, seed=0)
+        >>> hook = rk.run(agent, env, rk.StopAfterNSteps(64))
+        >>> agent.policy.updates, issubclass(OneStep, rk.BuiltPolicy)
+        (2, True)
+    """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"build_policy: name must be an identifier, got {name!r}")
     defaults = {} if defaults is None else defaults
