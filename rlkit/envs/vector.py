@@ -11,6 +11,7 @@ observation where an episode ended), and no transition crosses a reset.
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,9 +23,13 @@ from ..core.interfaces import AbstractVectorEnv
 from .ray_backend import RayGroups
 from .vector_group import _MODES, SubEnvError, _Factory, _Group
 
-__all__ = ["VectorGymEnv", "SubEnvError", "sub_env_seeds", "BACKENDS"]
+__all__ = ["VectorGymEnv", "SubEnvError", "sub_env_seeds", "BACKENDS", "MAX_N_ENVS"]
 
 BACKENDS = ("sync", "subprocess", "ray")
+
+#: The most sub-envs a ``VectorGymEnv`` takes: each is a whole gymnasium environment (one worker
+#: process each on the subprocess backend), so far fewer fit in one machine's memory.
+MAX_N_ENVS = 100_000
 
 
 def sub_env_seeds(seed: int | np.random.SeedSequence | None, n_envs: int) -> list[int | None]:
@@ -311,6 +316,12 @@ def _makes(
 ) -> list[str | Callable[[], gym.Env]]:
     if isinstance(id_or_fns, str):
         n = positive_int(owner, "n_envs", n_envs)
+        if n > MAX_N_ENVS:
+            raise ValueError(
+                f"{owner}: n_envs={n:,} sub-envs of {id_or_fns!r} would not fit in memory (each "
+                f"is a whole gymnasium environment); expected at most {MAX_N_ENVS:,}, usually "
+                f"about the number of CPU cores (os.cpu_count() = {os.cpu_count()})"
+            )
         return [id_or_fns] * n
     if isinstance(id_or_fns, Sequence) and id_or_fns and all(callable(f) for f in id_or_fns):
         if env_kwargs:

@@ -126,11 +126,15 @@ class _Group:
         for factory in factories:
             factory.fast = self.in_process
         if kind == "subprocess":
-            self.vec = gym.vector.AsyncVectorEnv(
+            self.vec = _CheckedAsyncVectorEnv(
                 factories, autoreset_mode=autoreset_mode, context=context
             )
         else:
-            self.vec = gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_mode)
+            try:
+                self.vec = gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_mode)
+            except RuntimeError as error:  # gymnasium's space check: say which sub-env differs
+                _raise_space_mismatch(factories, _spaces_built_here(factories), error)
+                raise
         self.same_step = autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
         self.n = len(factories)
 
@@ -183,6 +187,70 @@ class _Group:
             self.vec.close(terminate=terminate)
         else:
             self.vec.close()
+
+
+# ---- every sub-env must have the same spaces (gymnasium checks; rlkit says which differs) ----
+
+
+class _CheckedAsyncVectorEnv(gym.vector.AsyncVectorEnv):
+    """gymnasium's ``AsyncVectorEnv`` whose space check names the sub-env that differs, its
+    spaces and the expected ones (gymnasium's own message names none of them)."""
+
+    def _check_spaces(self) -> None:
+        try:
+            super()._check_spaces()
+        except RuntimeError as error:
+            try:
+                spaces = list(
+                    zip(
+                        self.get_attr("observation_space"),
+                        self.get_attr("action_space"),
+                        strict=True,
+                    )
+                )
+            except Exception:  # noqa: BLE001 - the workers cannot answer: gymnasium's error
+                spaces = None
+            self.close(terminate=True)
+            if spaces is not None:
+                _raise_space_mismatch(self.env_fns, spaces, error)
+            raise
+
+
+def _spaces_built_here(factories: list[_Factory]) -> list[tuple[gym.Space, gym.Space]]:
+    """Each sub-env's (observation, action) spaces, built in this process and closed again."""
+    spaces = []
+    for factory in factories:
+        env = factory()
+        try:
+            spaces.append((env.observation_space, env.action_space))
+        finally:
+            env.close()
+    return spaces
+
+
+def _raise_space_mismatch(
+    factories: list[Any], spaces: list[tuple[gym.Space, gym.Space]], error: Exception
+) -> None:
+    """Raise ``ValueError`` naming the first sub-env whose spaces differ from sub-env 0's (the
+    expected ones); return when all are alike (the caller re-raises ``error``)."""
+    expected_obs, expected_act = spaces[0]
+    for i, (obs, act) in enumerate(spaces):
+        wrong = [
+            f"{what} space {got}, not {want}"
+            for what, got, want in (
+                ("observation", obs, expected_obs),
+                ("action", act, expected_act),
+            )
+            if got != want
+        ]
+        if wrong:
+            seed = getattr(factories[i], "seed", None)
+            raise ValueError(
+                f"VectorGymEnv: sub-env {i} (seed {seed}) has the {' and the '.join(wrong)}; "
+                f"expected every sub-env to have the spaces of sub-env 0 (observation "
+                f"{expected_obs}, action {expected_act}), so that their observations and "
+                f"actions can be batched. Build all sub-envs with the same environment settings."
+            ) from error
 
 
 def _failing_index(error: BaseException) -> int | None:
