@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.checks import non_negative_int, positive_int
 from ..core.interfaces import AbstractVectorEnv
+from ..core.state import require_keys
 from .ray_backend import RayGroups
 from .vector_group import _MODES, SubEnvError, _Factory, _Group
 
@@ -139,6 +140,7 @@ class VectorGymEnv(AbstractVectorEnv):
             _Factory(make, self.env_kwargs, i, s)
             for i, (make, s) in enumerate(zip(makes, self.seeds, strict=True))
         ]
+        self._factories = factories  # to check a saved state in this process (check_state_dict)
         if backend == "ray":
             self._group: Any = RayGroups(factories, self.autoreset_mode, n_actors, num_cpus)
         else:
@@ -285,13 +287,47 @@ class VectorGymEnv(AbstractVectorEnv):
             "sub_envs": self._call("get_states"),
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` saved into a vector env built the same way."""
-        if int(state["n_envs"]) != self.n_envs:
+    def check_state_dict(self, state: dict[str, Any]) -> None:
+        """Raise ``ValueError`` (or ``TypeError``) if ``state`` does not fit this vector env;
+        change nothing, here or in the workers.
+
+        Each saved sub-env state is loaded into a sub-env built in this process the way the
+        sub-env was (then closed): a worker that fails to load a state dies with it, so a state
+        is sent to the workers only once it is known to fit.
+        """
+        require_keys(
+            f"{self!r}", state, "n_envs", "needs_reset", "pending_seeds", "state",
+            "final_state", "reward", "is_terminated", "is_truncated", "mask", "sub_envs",
+        )
+        if int(state["n_envs"]) != self.n_envs or len(state["sub_envs"]) != self.n_envs:
             raise ValueError(
                 f"{self!r}.load_state_dict: the checkpoint has {state['n_envs']} sub-envs, this "
                 f"env {self.n_envs}"
             )
+        built: dict[Any, Any] = {}  # sub-envs made the same way share one local trial env
+        try:
+            for factory, saved in zip(self._factories, state["sub_envs"], strict=True):
+                key = _factory_key(factory)
+                if key not in built:
+                    built[key] = _Factory(factory.make, factory.kwargs, factory.index,
+                                          factory.seed)()
+                try:
+                    built[key].rlkit_state = saved
+                except Exception as error:
+                    raise ValueError(
+                        f"{self!r}.load_state_dict: the saved state of sub-env {factory.index} "
+                        f"does not fit it: {error}"
+                    ) from error
+        finally:
+            for env in built.values():
+                env.close()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved into a vector env built the same way.
+
+        Everything is checked first (:meth:`check_state_dict`): a state that does not fit
+        raises and leaves the env and its workers as they were."""
+        self.check_state_dict(state)
         self._call("set_states", list(state["sub_envs"]))
         self.needs_reset = bool(state["needs_reset"])
         pending = state["pending_seeds"]
@@ -305,6 +341,14 @@ class VectorGymEnv(AbstractVectorEnv):
         self.is_truncated = np.array(state["is_truncated"], dtype=bool)
         self.done = self.is_terminated | self.is_truncated
         self._mask = None if state["mask"] is None else np.array(state["mask"], dtype=bool)
+
+
+def _factory_key(factory: _Factory) -> Any:
+    """Sub-envs made from the same id and keyword arguments are built alike (a list of
+    functions: each its own)."""
+    if isinstance(factory.make, str):
+        return ("id", factory.make, repr(sorted(factory.kwargs.items())))
+    return ("fn", factory.index)
 
 
 def _copy(x: Any) -> Any:
