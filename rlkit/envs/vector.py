@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -227,20 +229,34 @@ class VectorGymEnv(AbstractVectorEnv):
 
     def _failed(self, error: BaseException) -> None:
         """Shut every worker down; raise a SubEnvError naming the sub-env when a worker's error
-        was one (re-raised by gymnasium or Ray in another type); else return (the caller
-        re-raises ``error``)."""
-        self._shut_down()
+        was one (re-raised by gymnasium or Ray in another type), or when a worker process died
+        (killed: gymnasium only sees a broken pipe); else return (the caller re-raises
+        ``error``)."""
         if isinstance(error, SubEnvError) or not isinstance(error, Exception):
+            self._shut_down()
             return
         cause = _sub_env_cause(error)
+        dead = [] if cause is not None else self._dead_workers(_broken_pipe(error))
+        self._shut_down()
         if cause is not None:
             raise SubEnvError(f"{self!r}: {cause}") from error
+        if dead:
+            raise SubEnvError(f"{self!r}: {_dead_worker_message(dead, self.seeds)}") from error
+
+    def _dead_workers(self, wait: bool) -> list[tuple[int, int, int | None]]:
+        dead_workers = getattr(self._group, "dead_workers", None)
+        try:
+            return dead_workers(1.0 if wait else 0.0) if callable(dead_workers) else []
+        except Exception:  # noqa: BLE001 - already failing: the first error matters
+            return []
 
     def _shut_down(self) -> None:
         if not self._closed:
             self._closed = True
             try:
-                self._group.close(terminate=True)
+                with warnings.catch_warnings():  # gymnasium: "close while waiting for step"
+                    warnings.simplefilter("ignore")
+                    self._group.close(terminate=True)
             except Exception:  # noqa: BLE001 - already failing: the first error matters
                 pass
 
@@ -394,6 +410,35 @@ def _mode(mode: Any) -> str:
         f"VectorGymEnv: autoreset_mode must be a gymnasium.vector.AutoresetMode (one of "
         f"{[m.name for m in _MODES.values()]}), got {mode!r}"
     )
+
+
+def _broken_pipe(error: BaseException) -> bool:
+    """What gymnasium raises when a worker process is gone: its pipe broke or hit its end."""
+    return isinstance(error, (EOFError, OSError))
+
+
+def _dead_worker_message(dead: list[tuple[int, int, int | None]], seeds: list) -> str:
+    """What ``SubEnvError`` says of worker processes that died: sub-env, seed, pid, exit code,
+    and what to do."""
+    parts = [
+        f"sub-env {i} (seed {seeds[i]}): its worker process (pid {pid}) died with exit code "
+        f"{code}{_signal_name(code)}"
+        for i, pid, code in dead
+    ]
+    return (
+        f"{'; '.join(parts)}. The vector env is closed. Build a new VectorGymEnv and continue "
+        f"from the last checkpoint (rk.run(..., resume_from=...)); a worker killed by SIGKILL "
+        f"was often killed for memory by the operating system (see dmesg)"
+    )
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    try:
+        return f" (killed by {signal.Signals(-code).name})"
+    except ValueError:
+        return f" (killed by signal {-code})"
 
 
 def _sub_env_cause(error: BaseException) -> str | None:

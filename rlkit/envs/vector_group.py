@@ -7,6 +7,8 @@ labelled, so that their errors name them (``SubEnvError``), and carry their stat
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -95,8 +97,11 @@ class _Factory:
     def __init__(self, make: str | Callable[[], gym.Env], kwargs: dict, index: int, seed: Any):
         self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
         self.fast = False  # set by a group that steps its sub-envs in its own process
+        self.in_worker = False  # set by a group whose sub-envs live in worker processes
 
     def __call__(self) -> gym.Env:
+        if self.in_worker:  # Ctrl-C is the main process's to handle (rk.run's clean stop)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             env = gym.make(self.make, **self.kwargs) if isinstance(self.make, str) else self.make()
         except Exception as error:
@@ -125,6 +130,7 @@ class _Group:
         self.in_process = kind != "subprocess"
         for factory in factories:
             factory.fast = self.in_process
+            factory.in_worker = not self.in_process
         if kind == "subprocess":
             self.vec = _CheckedAsyncVectorEnv(
                 factories, autoreset_mode=autoreset_mode, context=context
@@ -181,6 +187,20 @@ class _Group:
 
     def set_states(self, states: list[dict[str, Any]]) -> None:
         self.vec.set_attr("rlkit_state", list(states))
+
+    def dead_workers(self, wait_s: float = 1.0) -> list[tuple[int, int, int | None]]:
+        """``(index, pid, exit code)`` of every worker process that has exited (subprocess
+        backend; empty in process). A pipe that broke may be seen just before its process is
+        reaped: wait up to ``wait_s`` for the first one."""
+        processes = getattr(self.vec, "processes", None) or []
+        deadline = time.monotonic() + wait_s
+        while True:
+            dead = [
+                (i, p.pid, p.exitcode) for i, p in enumerate(processes) if not p.is_alive()
+            ]
+            if dead or not processes or time.monotonic() >= deadline:
+                return dead
+            time.sleep(0.02)
 
     def close(self, terminate: bool = False) -> None:
         if isinstance(self.vec, gym.vector.AsyncVectorEnv):
