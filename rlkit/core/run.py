@@ -39,8 +39,11 @@ def run(
     ``resume_from`` (a checkpoint file, or a folder: its newest checkpoint) restores the policy,
     env, stop condition and hooks saved by an ``rk.CheckpointHook`` before the run starts, so
     the run continues exactly where the saved one was (the objects must be built the same way).
-    From the final checkpoint of a finished run whose stop condition is still satisfied, it
-    returns the restored hook at once, without running a step.
+    The final checkpoint of a run is written when its stop condition says stop, before
+    PostExperiment; from it (a run killed after its final checkpoint), when the restored stop
+    condition is still satisfied, ``run`` takes no step and announces PostExperiment only, so
+    the resumed run ends as the uninterrupted one did (e.g. ``rk.EvaluationHook(...,
+    restore_best=True)`` restores the best policy), each hook's PostExperiment called once.
 
     Example:
         >>> import rlkit as rk
@@ -62,9 +65,13 @@ def run(
         )
     if stop_condition is None:
         raise TypeError("run: a stop_condition is required, e.g. rk.StopAfterNSteps(10_000)")
-    if resume_from is not None and restore(resume_from, policy, env, stop_condition, hook) is True:
-        return hook  # the saved run had finished: nothing left to run
+    finished = resume_from is not None and restore(
+        resume_from, policy, env, stop_condition, hook
+    )
     plan = build_plan(policy, env, hook, stop_condition)
+    if finished is True:  # the saved run had reached its stop: only its end is left to run
+        _call_all(plan.calls(POST_EXPERIMENT_STAGE))
+        return hook
     if not plan.checks_stop:
         raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")
     run_loop(policy, env, plan)

@@ -57,8 +57,10 @@ class CheckpointHook(AbstractHook):
     When the stop condition ends the run, a final checkpoint is written (marked ``finished``,
     unless a ``StopSignal`` in the condition, e.g. Ctrl-C, ended it: then resuming continues).
     Resuming from a finished checkpoint (a process killed after its final checkpoint, then
-    started again) restores the run and runs nothing when the stop condition is still
-    satisfied (its ``progress()`` reached, or unknown: then with a warning); a stop condition
+    started again) restores the run and runs no step when the stop condition is still
+    satisfied (its ``progress()`` reached, or unknown: then with a warning), only the
+    PostExperiment the killed process did not get to, so that it ends as the uninterrupted run
+    did (e.g. an ``EvaluationHook(restore_best=True)`` restores the best policy); a stop condition
     with a larger budget (e.g. ``StopAfterNSteps`` with a larger ``n``) continues the run.
     When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
     step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
@@ -261,8 +263,8 @@ class CheckpointHook(AbstractHook):
 # ---- rk.run(..., resume_from=source): restore the saved run before it continues ----
 @restore.dispatch
 def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
-    """Load the checkpoint; True (nothing left to run) when it is the final checkpoint of a
-    finished run and the restored stop condition is still satisfied."""
+    """Load the checkpoint; True (no step left to run, only PostExperiment) when it is the
+    final checkpoint of a finished run and the restored stop condition is still satisfied."""
     info = load_checkpoint(source, policy, env, stop, hook)
     if not info.finished:
         return False
