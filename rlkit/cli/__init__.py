@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -287,24 +286,22 @@ def _execute(
     quiet: bool,
     resume_from: Path | None = None,
 ) -> int:
-    """Run (or resume) ``experiment`` with the CLI's hooks: the first Ctrl-C stops it at the
-    next step boundary (a final checkpoint is written when checkpointing is on)."""
+    """Run (or resume) ``experiment`` with the CLI's hooks. ``rk.run`` stops it cleanly at the
+    first Ctrl-C (a final checkpoint is written when checkpointing is on) and sets ``stop``, the
+    StopSignal of its stop condition, so that the CLI reports the stop itself."""
     from ..core.run import run
     from ..core.stop_conditions import StopSignal
 
     _set_threads(threads)
-    stop = StopSignal.on_sigint()
-    try:
-        hook = _hooks(experiment, run_dir, config, quiet=quiet, stop_signal=stop)
-        run(
-            experiment.policy,
-            experiment.env,
-            experiment.stop_condition | stop,
-            hook,
-            resume_from=resume_from,
-        )
-    finally:
-        signal.signal(signal.SIGINT, stop.previous_handler)
+    stop = StopSignal()  # set by rk.run's Ctrl-C handling (rlkit/core/interrupt.py)
+    hook = _hooks(experiment, run_dir, config, quiet=quiet, stop_signal=stop)
+    run(
+        experiment.policy,
+        experiment.env,
+        experiment.stop_condition | stop,
+        hook,
+        resume_from=resume_from,
+    )
     report_evaluations(experiment, run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
