@@ -7,6 +7,7 @@ labelled, so that their errors name them (``SubEnvError``), and carry their stat
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from collections.abc import Callable
@@ -98,9 +99,11 @@ class _Factory:
         self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
         self.fast = False  # set by a group that steps its sub-envs in its own process
         self.in_worker = False  # set by a group whose sub-envs live in worker processes
+        self.main_pid = os.getpid()  # gymnasium also calls it here once, for the spaces
 
     def __call__(self) -> gym.Env:
-        if self.in_worker:  # Ctrl-C is the main process's to handle (rk.run's clean stop)
+        if self.in_worker and os.getpid() != self.main_pid:
+            # Ctrl-C is the main process's to handle (rk.run's clean stop)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             env = gym.make(self.make, **self.kwargs) if isinstance(self.make, str) else self.make()

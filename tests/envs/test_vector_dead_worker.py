@@ -80,3 +80,11 @@ def test_workers_leave_ctrl_c_to_the_main_process():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "stepped"
+
+
+def test_building_a_subprocess_env_leaves_ctrl_c_in_this_process_alone():
+    before = signal.getsignal(signal.SIGINT)
+    env = rk.VectorGymEnv("CartPole-v1", 2, backend="subprocess", seed=0)
+    env.reset()
+    assert signal.getsignal(signal.SIGINT) is before  # gymnasium builds sub-env 0 here too
+    env.close()
