@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 
 import pytest
 
@@ -104,7 +105,8 @@ def test_plain_lines_when_stderr_is_not_a_terminal(monkeypatch):
     monkeypatch.setattr(sys, "stderr", fake)
     stop = rk.StopAfterNSteps(5_000)
     bar = ProgressBar(stop, desc="random")
-    rk.run(rk.RandomPolicy(seed=0), cartpole(), stop, bar)
+    pause = rk.DoEveryNSteps(lambda t, policy, env: time.sleep(0.0003), n=1)  # >= 1.5 s
+    rk.run(rk.RandomPolicy(seed=0), cartpole(), stop, bar + pause)
     lines = fake.getvalue().splitlines()
     assert "\r" not in fake.getvalue() and "\x1b" not in fake.getvalue()  # no redrawing
     assert 2 <= len(lines) <= 11
