@@ -351,15 +351,18 @@ def _resume(args: argparse.Namespace) -> int:
         )
     try:
         meta = read_checkpoint(newest)["meta"]
-        if meta["finished"]:
-            print(f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}")
-            return 0
         experiment = make_experiment(name, seed=seed, **config.get("overrides", {}))
     except (CheckpointError, UnknownExperimentError, TypeError, ValueError) as error:
         return _fail(error)
     except ModuleNotFoundError as error:
         return _fail(error, status=1)
-    print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
+    if meta["finished"]:  # killed after its final checkpoint: rk.run runs its end only
+        print(
+            f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}; "
+            f"ending it as the uninterrupted run did (no step is run)"
+        )
+    else:
+        print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
     print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
     threads = args.threads or config.get("threads") or experiment.threads
     try:
