@@ -35,7 +35,14 @@ _ACTIVE: list[CtrlC] = []  # the runs going in this process, innermost last
 
 
 def stop_signals(condition: Any) -> list[StopSignal]:
-    """The ``StopSignal`` parts of a stop condition (itself, or inside ``|`` and ``&``)."""
+    """The ``StopSignal`` parts of a stop condition (itself, or inside ``|`` and ``&``).
+
+    Example:
+        >>> import rlkit as rk
+        >>> signal = rk.StopSignal()
+        >>> stop_signals(rk.StopAfterNSteps(100) | signal) == [signal]
+        True
+    """
     if isinstance(condition, StopSignal):
         return [condition]
     return [s for part in getattr(condition, "conditions", ()) for s in stop_signals(part)]
@@ -43,7 +50,12 @@ def stop_signals(condition: Any) -> list[StopSignal]:
 
 def ctrl_c_pressed() -> bool:
     """Whether Ctrl-C asked a run going in this process to stop (for hooks that act at the
-    stop: a stop asked for by Ctrl-C is not the end of the run)."""
+    stop: a stop asked for by Ctrl-C is not the end of the run).
+
+    Example:
+        >>> ctrl_c_pressed()  # no run is going
+        False
+    """
     return any(ctrl_c.pressed() for ctrl_c in _ACTIVE)
 
 
@@ -57,6 +69,13 @@ class CtrlC:
     Attributes:
         installed: whether the SIGINT handler was installed (main thread, Python's own handler
             in place); when not, Ctrl-C behaves as without it.
+
+    Example:
+        >>> import rlkit as rk
+        >>> stop = rk.StopSignal()
+        >>> with CtrlC(rk.StopAfterNSteps(10) | stop) as ctrl_c:
+        ...     ctrl_c.signals == [stop], ctrl_c.pressed()
+        (True, False)
     """
 
     def __init__(self, stop_condition: Any = None) -> None:
