@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import platform
 import re
 import signal
@@ -475,3 +476,32 @@ def test_vector_env_recipes_run_through_the_cli(tmp_path, capsys, recipe, option
     run_dir = next(tmp_path.iterdir())
     with open(run_dir / "episodes.csv") as f:
         assert len(f.readlines()) > 1  # a header and the finished sub-env episodes
+
+
+def test_resume_of_a_run_killed_after_its_final_checkpoint_ends_it(tmp_path):
+    """Issue 21 item 1 through the command: the final checkpoint is written before the run's
+    end (PostExperiment, the evaluations report); a process killed between the two, resumed,
+    ends as the uninterrupted run did: best policy restored, evaluations.csv written."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "OMP_NUM_THREADS": "1"}
+
+    def rlkit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "rlkit", *args],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
+        )
+
+    run_dir = tmp_path / "r"
+    done = rlkit("run", "DQN_CartPole", "--seed", "2", "--steps", "2000",
+                 "--checkpoint-every", "500", "--logdir", str(run_dir), "--quiet")
+    assert done.returncode == 0, done.stderr
+    evaluations = (run_dir / "evaluations.csv").read_text()
+    report = [line for line in done.stdout.splitlines() if line.startswith("greedy evaluation")]
+    assert "(the policy now holds the best parameters)" in report[0]
+    (run_dir / "evaluations.csv").unlink()  # what a process killed at PostExperiment leaves
+    resumed = rlkit("resume", str(run_dir), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "already finished at step 2000" in resumed.stdout
+    assert (run_dir / "evaluations.csv").read_text() == evaluations
+    assert [line for line in resumed.stdout.splitlines()
+            if line.startswith("greedy evaluation")] == report

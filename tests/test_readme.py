@@ -43,3 +43,31 @@ def test_the_vector_env_example_runs(capsys):
     assert int(episodes) > 100  # random CartPole episodes last about 22 steps
     assert namespace["dqn"].env.n_envs == 4
     namespace["dqn"].env.close()
+
+
+def test_the_hooks_example_shows_progress_through_a_pipe(tmp_path):
+    """Issue 21 item 18: run as a script whose output goes to a pipe (not a terminal), the
+    hooks example prints plain progress lines, not nothing."""
+    import os
+    import subprocess
+    import sys
+
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "rk.CheckpointHook" in b]
+    short = example.replace("seed=0)", "seed=0, total_steps=1_500)")  # the recipe, shortened
+    root = str(README.parent)
+    env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", short],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # as `python example.py 2>&1 | cat` shows it
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout
+    lines = [line for line in done.stdout.splitlines() if "steps (" in line]
+    assert len(lines) >= 2, done.stdout
+    assert lines[-1].startswith("1,500/1,500 steps (100%), return="), done.stdout
+    assert "\r" not in done.stdout

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -287,24 +286,22 @@ def _execute(
     quiet: bool,
     resume_from: Path | None = None,
 ) -> int:
-    """Run (or resume) ``experiment`` with the CLI's hooks: the first Ctrl-C stops it at the
-    next step boundary (a final checkpoint is written when checkpointing is on)."""
+    """Run (or resume) ``experiment`` with the CLI's hooks. ``rk.run`` stops it cleanly at the
+    first Ctrl-C (a final checkpoint is written when checkpointing is on) and sets ``stop``, the
+    StopSignal of its stop condition, so that the CLI reports the stop itself."""
     from ..core.run import run
     from ..core.stop_conditions import StopSignal
 
     _set_threads(threads)
-    stop = StopSignal.on_sigint()
-    try:
-        hook = _hooks(experiment, run_dir, config, quiet=quiet, stop_signal=stop)
-        run(
-            experiment.policy,
-            experiment.env,
-            experiment.stop_condition | stop,
-            hook,
-            resume_from=resume_from,
-        )
-    finally:
-        signal.signal(signal.SIGINT, stop.previous_handler)
+    stop = StopSignal()  # set by rk.run's Ctrl-C handling (rlkit/core/interrupt.py)
+    hook = _hooks(experiment, run_dir, config, quiet=quiet, stop_signal=stop)
+    run(
+        experiment.policy,
+        experiment.env,
+        experiment.stop_condition | stop,
+        hook,
+        resume_from=resume_from,
+    )
     report_evaluations(experiment, run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
@@ -354,15 +351,18 @@ def _resume(args: argparse.Namespace) -> int:
         )
     try:
         meta = read_checkpoint(newest)["meta"]
-        if meta["finished"]:
-            print(f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}")
-            return 0
         experiment = make_experiment(name, seed=seed, **config.get("overrides", {}))
     except (CheckpointError, UnknownExperimentError, TypeError, ValueError) as error:
         return _fail(error)
     except ModuleNotFoundError as error:
         return _fail(error, status=1)
-    print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
+    if meta["finished"]:  # killed after its final checkpoint: rk.run runs its end only
+        print(
+            f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}; "
+            f"ending it as the uninterrupted run did (no step is run)"
+        )
+    else:
+        print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
     print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
     threads = args.threads or config.get("threads") or experiment.threads
     try:

@@ -171,8 +171,8 @@ def compose(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks
 def restore(*args):  # pragma: no cover - abstract: the method is in rlkit.hooks.checkpoint
     """``restore(source, policy, env, stop_condition, hook)``: load a saved run's state into its
     objects before ``rk.run`` continues it (``rk.run(..., resume_from=source)``). Returns True
-    when the saved run had already finished and there is nothing left to run (``rk.run`` then
-    returns at once)."""
+    when the saved run had reached its stop and there is no step left to run (``rk.run`` then
+    announces PostExperiment only, as the saved run would have done next)."""
 
 
 @_dispatch.abstract

@@ -368,6 +368,12 @@ class AbstractHook:
         """Called after the stop condition was checked at the end of every finished episode
         (after PostEpisode): the episode boundary."""
 
+    def resume_hint(self) -> str | None:
+        """After a run stopped early (Ctrl-C): how to continue it, e.g. ``rk.CheckpointHook``'s
+        "continue with rk.run(..., resume_from=...)"; None (the default) when this hook has
+        nothing to say. ``rk.run`` prints it."""
+        return None
+
     def __add__(self, other: Any) -> AbstractHook:
         return compose(self, other)
 

@@ -70,10 +70,18 @@ def hook_plan(hook: Any, policy: Any, env: Any) -> dict[AbstractStage | str, lis
     }
 
 
-def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = None) -> CallPlan:
+def build_plan(
+    policy: Any,
+    env: Any,
+    hook: Any = None,
+    stop_condition: Any = None,
+    interrupt: Callable[[], bool] | None = None,
+) -> CallPlan:
     """Resolve the calls of ``run(policy, env, stop_condition, hook)`` once.
 
-    Hooks are attached to the run first (:meth:`AbstractHook.attach`). Raises
+    ``interrupt`` (``rk.run`` gives its Ctrl-C flag): a check added to the stop condition's
+    check after every step, before the hooks' ``after_step_check`` calls, so that they see the
+    stop. Hooks are attached to the run first (:meth:`AbstractHook.attach`). Raises
     ``DispatchError`` (a ``TypeError``) naming the types when a method is missing or ambiguous,
     and ``TypeError`` for arguments of the wrong kind.
     """
@@ -97,6 +105,8 @@ def build_plan(policy: Any, env: Any, hook: Any = None, stop_condition: Any = No
     if stop_condition is not None:
         plan.stop_step, plan.stop_episode = stop_plan(stop_condition, policy, env)
         plan.checks_stop = plan.stop_step is not None or plan.stop_episode is not None
+    if interrupt is not None:
+        plan.stop_step = _or(plan.stop_step, interrupt)
     after_step, after_episode = (hooks.get(moment, []) for moment in CHECK_MOMENTS)
     plan.stop_step = _then(plan.stop_step, after_step, "no step check")
     plan.stop_episode = _then(plan.stop_episode, after_episode, "no episode check")
@@ -167,6 +177,18 @@ def _then(check: PlanStep | None, after: list[PlanStep], nothing: str) -> PlanSt
     return PlanStep(
         check_then_hooks, f"{check.name if check else nothing}, then {names}", after[0].where
     )
+
+
+def _or(check: PlanStep | None, interrupt: Callable[[], bool]) -> PlanStep:
+    """The step check, or ``interrupt()`` (checked only when the check says go on)."""
+    if check is None:
+        return PlanStep(interrupt, "Ctrl-C", where(interrupt))
+    first = check.call
+
+    def check_or_interrupted() -> bool:
+        return bool(first()) or interrupt()
+
+    return PlanStep(check_or_interrupted, f"{check.name} or Ctrl-C", check.where)
 
 
 def _never() -> bool:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from .dispatch import restore, run_arguments, run_loop
-from .interfaces import AbstractEnv, AbstractPolicy, AbstractVectorEnv
+from .interfaces import AbstractEnv, AbstractHook, AbstractPolicy, AbstractVectorEnv
+from .interrupt import CtrlC
 from .plan import CallPlan, build_plan
 from .stages import (
     POST_ACT_STAGE,
@@ -36,11 +38,22 @@ def run(
     episode a previous run stopped in the middle of is continued, not reset. When anything
     raises, PostExperiment is still announced, then the exception propagates.
 
+    **Ctrl-C** (in the main thread) stops the run cleanly: the first one at the end of the
+    current step, where the stop checks say stop (a ``CheckpointHook`` writes its final
+    checkpoint, which resuming continues), then PostExperiment is announced and ``run`` returns
+    the hook after saying on standard error how to continue; a second Ctrl-C raises
+    ``KeyboardInterrupt`` at once. When the stop condition holds an ``rk.StopSignal``, Ctrl-C
+    sets it and ``run`` says nothing: its owner reports the stop (as the ``rlkit`` command
+    does). See :mod:`rlkit.core.interrupt`.
+
     ``resume_from`` (a checkpoint file, or a folder: its newest checkpoint) restores the policy,
     env, stop condition and hooks saved by an ``rk.CheckpointHook`` before the run starts, so
     the run continues exactly where the saved one was (the objects must be built the same way).
-    From the final checkpoint of a finished run whose stop condition is still satisfied, it
-    returns the restored hook at once, without running a step.
+    The final checkpoint of a run is written when its stop condition says stop, before
+    PostExperiment; from it (a run killed after its final checkpoint), when the restored stop
+    condition is still satisfied, ``run`` takes no step and announces PostExperiment only, so
+    the resumed run ends as the uninterrupted one did (e.g. ``rk.EvaluationHook(...,
+    restore_best=True)`` restores the best policy), each hook's PostExperiment called once.
 
     Example:
         >>> import rlkit as rk
@@ -62,13 +75,37 @@ def run(
         )
     if stop_condition is None:
         raise TypeError("run: a stop_condition is required, e.g. rk.StopAfterNSteps(10_000)")
-    if resume_from is not None and restore(resume_from, policy, env, stop_condition, hook) is True:
-        return hook  # the saved run had finished: nothing left to run
-    plan = build_plan(policy, env, hook, stop_condition)
-    if not plan.checks_stop:
-        raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")
-    run_loop(policy, env, plan)
+    with CtrlC(stop_condition) as ctrl_c:  # restore and plan here: their warnings name the caller
+        finished = resume_from is not None and restore(
+            resume_from, policy, env, stop_condition, hook
+        )
+        interrupt = ctrl_c.pressed if ctrl_c.installed else None
+        plan = build_plan(policy, env, hook, stop_condition, interrupt=interrupt)
+        if finished is True:  # the saved run had reached its stop: only its end is left to run
+            _call_all(plan.calls(POST_EXPERIMENT_STAGE))
+        elif not plan.checks_stop:
+            raise TypeError(f"run: stop condition {stop_condition!r} never checks anything")
+        else:
+            run_loop(policy, env, plan)
+    if ctrl_c.pressed() and not ctrl_c.signals:  # a StopSignal's owner reports it
+        print(interrupted_message(hook), file=sys.stderr, flush=True)
     return hook
+
+
+def interrupted_message(hook: Any) -> str:
+    """What ``rk.run`` says when Ctrl-C stopped it: what happened and how to continue (the
+    hooks' :meth:`~rlkit.AbstractHook.resume_hint`, e.g. a ``CheckpointHook``'s)."""
+    hint = hook.resume_hint() if isinstance(hook, AbstractHook) else None
+    head = (
+        "rk.run: stopped by Ctrl-C at the end of a step (PostExperiment was announced; the "
+        "hook returned holds the results so far)"
+    )
+    if hint is None:
+        return (
+            f"{head}. Nothing to continue from: add an rk.CheckpointHook to the run to be able "
+            f"to resume it. (A second Ctrl-C stops at once, without PostExperiment.)"
+        )
+    return f"{head}; {hint}"
 
 
 @run_loop.dispatch

@@ -11,6 +11,9 @@ observation where an episode ended), and no transition crosses a reset.
 from __future__ import annotations
 
 import copy
+import os
+import signal
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,12 +22,17 @@ import numpy as np
 
 from ..core.checks import non_negative_int, positive_int
 from ..core.interfaces import AbstractVectorEnv
+from ..core.state import require_keys
 from .ray_backend import RayGroups
 from .vector_group import _MODES, SubEnvError, _Factory, _Group
 
-__all__ = ["VectorGymEnv", "SubEnvError", "sub_env_seeds", "BACKENDS"]
+__all__ = ["VectorGymEnv", "SubEnvError", "sub_env_seeds", "BACKENDS", "MAX_N_ENVS"]
 
 BACKENDS = ("sync", "subprocess", "ray")
+
+#: The most sub-envs a ``VectorGymEnv`` takes: each is a whole gymnasium environment (one worker
+#: process each on the subprocess backend), so far fewer fit in one machine's memory.
+MAX_N_ENVS = 100_000
 
 
 def sub_env_seeds(seed: int | np.random.SeedSequence | None, n_envs: int) -> list[int | None]:
@@ -134,6 +142,7 @@ class VectorGymEnv(AbstractVectorEnv):
             _Factory(make, self.env_kwargs, i, s)
             for i, (make, s) in enumerate(zip(makes, self.seeds, strict=True))
         ]
+        self._factories = factories  # to check a saved state in this process (check_state_dict)
         if backend == "ray":
             self._group: Any = RayGroups(factories, self.autoreset_mode, n_actors, num_cpus)
         else:
@@ -220,20 +229,34 @@ class VectorGymEnv(AbstractVectorEnv):
 
     def _failed(self, error: BaseException) -> None:
         """Shut every worker down; raise a SubEnvError naming the sub-env when a worker's error
-        was one (re-raised by gymnasium or Ray in another type); else return (the caller
-        re-raises ``error``)."""
-        self._shut_down()
+        was one (re-raised by gymnasium or Ray in another type), or when a worker process died
+        (killed: gymnasium only sees a broken pipe); else return (the caller re-raises
+        ``error``)."""
         if isinstance(error, SubEnvError) or not isinstance(error, Exception):
+            self._shut_down()
             return
         cause = _sub_env_cause(error)
+        dead = [] if cause is not None else self._dead_workers(_broken_pipe(error))
+        self._shut_down()
         if cause is not None:
             raise SubEnvError(f"{self!r}: {cause}") from error
+        if dead:
+            raise SubEnvError(f"{self!r}: {_dead_worker_message(dead, self.seeds)}") from error
+
+    def _dead_workers(self, wait: bool) -> list[tuple[int, int, int | None]]:
+        dead_workers = getattr(self._group, "dead_workers", None)
+        try:
+            return dead_workers(1.0 if wait else 0.0) if callable(dead_workers) else []
+        except Exception:  # noqa: BLE001 - already failing: the first error matters
+            return []
 
     def _shut_down(self) -> None:
         if not self._closed:
             self._closed = True
             try:
-                self._group.close(terminate=True)
+                with warnings.catch_warnings():  # gymnasium: "close while waiting for step"
+                    warnings.simplefilter("ignore")
+                    self._group.close(terminate=True)
             except Exception:  # noqa: BLE001 - already failing: the first error matters
                 pass
 
@@ -280,13 +303,47 @@ class VectorGymEnv(AbstractVectorEnv):
             "sub_envs": self._call("get_states"),
         }
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` saved into a vector env built the same way."""
-        if int(state["n_envs"]) != self.n_envs:
+    def check_state_dict(self, state: dict[str, Any]) -> None:
+        """Raise ``ValueError`` (or ``TypeError``) if ``state`` does not fit this vector env;
+        change nothing, here or in the workers.
+
+        Each saved sub-env state is loaded into a sub-env built in this process the way the
+        sub-env was (then closed): a worker that fails to load a state dies with it, so a state
+        is sent to the workers only once it is known to fit.
+        """
+        require_keys(
+            f"{self!r}", state, "n_envs", "needs_reset", "pending_seeds", "state",
+            "final_state", "reward", "is_terminated", "is_truncated", "mask", "sub_envs",
+        )
+        if int(state["n_envs"]) != self.n_envs or len(state["sub_envs"]) != self.n_envs:
             raise ValueError(
                 f"{self!r}.load_state_dict: the checkpoint has {state['n_envs']} sub-envs, this "
                 f"env {self.n_envs}"
             )
+        built: dict[Any, Any] = {}  # sub-envs made the same way share one local trial env
+        try:
+            for factory, saved in zip(self._factories, state["sub_envs"], strict=True):
+                key = _factory_key(factory)
+                if key not in built:
+                    built[key] = _Factory(factory.make, factory.kwargs, factory.index,
+                                          factory.seed)()
+                try:
+                    built[key].rlkit_state = saved
+                except Exception as error:
+                    raise ValueError(
+                        f"{self!r}.load_state_dict: the saved state of sub-env {factory.index} "
+                        f"does not fit it: {error}"
+                    ) from error
+        finally:
+            for env in built.values():
+                env.close()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved into a vector env built the same way.
+
+        Everything is checked first (:meth:`check_state_dict`): a state that does not fit
+        raises and leaves the env and its workers as they were."""
+        self.check_state_dict(state)
         self._call("set_states", list(state["sub_envs"]))
         self.needs_reset = bool(state["needs_reset"])
         pending = state["pending_seeds"]
@@ -302,6 +359,14 @@ class VectorGymEnv(AbstractVectorEnv):
         self._mask = None if state["mask"] is None else np.array(state["mask"], dtype=bool)
 
 
+def _factory_key(factory: _Factory) -> Any:
+    """Sub-envs made from the same id and keyword arguments are built alike (a list of
+    functions: each its own)."""
+    if isinstance(factory.make, str):
+        return ("id", factory.make, repr(sorted(factory.kwargs.items())))
+    return ("fn", factory.index)
+
+
 def _copy(x: Any) -> Any:
     return copy.deepcopy(x)
 
@@ -311,6 +376,12 @@ def _makes(
 ) -> list[str | Callable[[], gym.Env]]:
     if isinstance(id_or_fns, str):
         n = positive_int(owner, "n_envs", n_envs)
+        if n > MAX_N_ENVS:
+            raise ValueError(
+                f"{owner}: n_envs={n:,} sub-envs of {id_or_fns!r} would not fit in memory (each "
+                f"is a whole gymnasium environment); expected at most {MAX_N_ENVS:,}, usually "
+                f"about the number of CPU cores (os.cpu_count() = {os.cpu_count()})"
+            )
         return [id_or_fns] * n
     if isinstance(id_or_fns, Sequence) and id_or_fns and all(callable(f) for f in id_or_fns):
         if env_kwargs:
@@ -339,6 +410,35 @@ def _mode(mode: Any) -> str:
         f"VectorGymEnv: autoreset_mode must be a gymnasium.vector.AutoresetMode (one of "
         f"{[m.name for m in _MODES.values()]}), got {mode!r}"
     )
+
+
+def _broken_pipe(error: BaseException) -> bool:
+    """What gymnasium raises when a worker process is gone: its pipe broke or hit its end."""
+    return isinstance(error, (EOFError, OSError))
+
+
+def _dead_worker_message(dead: list[tuple[int, int, int | None]], seeds: list) -> str:
+    """What ``SubEnvError`` says of worker processes that died: sub-env, seed, pid, exit code,
+    and what to do."""
+    parts = [
+        f"sub-env {i} (seed {seeds[i]}): its worker process (pid {pid}) died with exit code "
+        f"{code}{_signal_name(code)}"
+        for i, pid, code in dead
+    ]
+    return (
+        f"{'; '.join(parts)}. The vector env is closed. Build a new VectorGymEnv and continue "
+        f"from the last checkpoint (rk.run(..., resume_from=...)); a worker killed by SIGKILL "
+        f"was often killed for memory by the operating system (see dmesg)"
+    )
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None or code >= 0:
+        return ""
+    try:
+        return f" (killed by {signal.Signals(-code).name})"
+    except ValueError:
+        return f" (killed by signal {-code})"
 
 
 def _sub_env_cause(error: BaseException) -> str | None:

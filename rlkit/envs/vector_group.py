@@ -7,6 +7,9 @@ labelled, so that their errors name them (``SubEnvError``), and carry their stat
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -95,8 +98,13 @@ class _Factory:
     def __init__(self, make: str | Callable[[], gym.Env], kwargs: dict, index: int, seed: Any):
         self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
         self.fast = False  # set by a group that steps its sub-envs in its own process
+        self.in_worker = False  # set by a group whose sub-envs live in worker processes
+        self.main_pid = os.getpid()  # gymnasium also calls it here once, for the spaces
 
     def __call__(self) -> gym.Env:
+        if self.in_worker and os.getpid() != self.main_pid:
+            # Ctrl-C is the main process's to handle (rk.run's clean stop)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             env = gym.make(self.make, **self.kwargs) if isinstance(self.make, str) else self.make()
         except Exception as error:
@@ -125,12 +133,17 @@ class _Group:
         self.in_process = kind != "subprocess"
         for factory in factories:
             factory.fast = self.in_process
+            factory.in_worker = not self.in_process
         if kind == "subprocess":
-            self.vec = gym.vector.AsyncVectorEnv(
+            self.vec = _CheckedAsyncVectorEnv(
                 factories, autoreset_mode=autoreset_mode, context=context
             )
         else:
-            self.vec = gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_mode)
+            try:
+                self.vec = gym.vector.SyncVectorEnv(factories, autoreset_mode=autoreset_mode)
+            except RuntimeError as error:  # gymnasium's space check: say which sub-env differs
+                _raise_space_mismatch(factories, _spaces_built_here(factories), error)
+                raise
         self.same_step = autoreset_mode == gym.vector.AutoresetMode.SAME_STEP
         self.n = len(factories)
 
@@ -178,11 +191,89 @@ class _Group:
     def set_states(self, states: list[dict[str, Any]]) -> None:
         self.vec.set_attr("rlkit_state", list(states))
 
+    def dead_workers(self, wait_s: float = 1.0) -> list[tuple[int, int, int | None]]:
+        """``(index, pid, exit code)`` of every worker process that has exited (subprocess
+        backend; empty in process). A pipe that broke may be seen just before its process is
+        reaped: wait up to ``wait_s`` for the first one."""
+        processes = getattr(self.vec, "processes", None) or []
+        deadline = time.monotonic() + wait_s
+        while True:
+            dead = [
+                (i, p.pid, p.exitcode) for i, p in enumerate(processes) if not p.is_alive()
+            ]
+            if dead or not processes or time.monotonic() >= deadline:
+                return dead
+            time.sleep(0.02)
+
     def close(self, terminate: bool = False) -> None:
         if isinstance(self.vec, gym.vector.AsyncVectorEnv):
             self.vec.close(terminate=terminate)
         else:
             self.vec.close()
+
+
+# ---- every sub-env must have the same spaces (gymnasium checks; rlkit says which differs) ----
+
+
+class _CheckedAsyncVectorEnv(gym.vector.AsyncVectorEnv):
+    """gymnasium's ``AsyncVectorEnv`` whose space check names the sub-env that differs, its
+    spaces and the expected ones (gymnasium's own message names none of them)."""
+
+    def _check_spaces(self) -> None:
+        try:
+            super()._check_spaces()
+        except RuntimeError as error:
+            try:
+                spaces = list(
+                    zip(
+                        self.get_attr("observation_space"),
+                        self.get_attr("action_space"),
+                        strict=True,
+                    )
+                )
+            except Exception:  # noqa: BLE001 - the workers cannot answer: gymnasium's error
+                spaces = None
+            self.close(terminate=True)
+            if spaces is not None:
+                _raise_space_mismatch(self.env_fns, spaces, error)
+            raise
+
+
+def _spaces_built_here(factories: list[_Factory]) -> list[tuple[gym.Space, gym.Space]]:
+    """Each sub-env's (observation, action) spaces, built in this process and closed again."""
+    spaces = []
+    for factory in factories:
+        env = factory()
+        try:
+            spaces.append((env.observation_space, env.action_space))
+        finally:
+            env.close()
+    return spaces
+
+
+def _raise_space_mismatch(
+    factories: list[Any], spaces: list[tuple[gym.Space, gym.Space]], error: Exception
+) -> None:
+    """Raise ``ValueError`` naming the first sub-env whose spaces differ from sub-env 0's (the
+    expected ones); return when all are alike (the caller re-raises ``error``)."""
+    expected_obs, expected_act = spaces[0]
+    for i, (obs, act) in enumerate(spaces):
+        wrong = [
+            f"{what} space {got}, not {want}"
+            for what, got, want in (
+                ("observation", obs, expected_obs),
+                ("action", act, expected_act),
+            )
+            if got != want
+        ]
+        if wrong:
+            seed = getattr(factories[i], "seed", None)
+            raise ValueError(
+                f"VectorGymEnv: sub-env {i} (seed {seed}) has the {' and the '.join(wrong)}; "
+                f"expected every sub-env to have the spaces of sub-env 0 (observation "
+                f"{expected_obs}, action {expected_act}), so that their observations and "
+                f"actions can be batched. Build all sub-envs with the same environment settings."
+            ) from error
 
 
 def _failing_index(error: BaseException) -> int | None:

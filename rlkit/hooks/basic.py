@@ -128,6 +128,11 @@ class ComposedHook(AbstractHook):
             if isinstance(h, AbstractHook):
                 h.attach(policy, env, stop_condition, hook)
 
+    def resume_hint(self) -> str | None:
+        """The first hint of its parts (see :meth:`AbstractHook.resume_hint`)."""
+        hints = (h.resume_hint() for h in self.hooks if isinstance(h, AbstractHook))
+        return next((hint for hint in hints if hint is not None), None)
+
     def plan(self, policy: Any, env: Any) -> dict[AbstractStage | str, list[PlanStep]]:
         plan: dict[AbstractStage | str, list[PlanStep]] = {}
         for h in self.hooks:

@@ -15,7 +15,7 @@ from tqdm import tqdm
 from ..core.checks import positive_int
 from ..core.interfaces import AbstractHook
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "PlainProgress"]
 
 _UNITS = {"steps": "step", "episodes": "episode"}
 _TICK_SECONDS = 0.1  # aim for about this many seconds between bar updates
@@ -37,8 +37,12 @@ class ProgressBar(AbstractHook):
         stop_condition: the run's stop condition (for the total and the unit).
         desc: text in front of the bar.
         mean_window: number of recent episodes averaged for the ``return`` postfix.
-        disable: True hides the bar; None (default) shows it when ``file`` is given, or when
-            standard error is a terminal, or in a notebook.
+        disable: True hides the bar, False shows it; None (default) shows it on ``file`` when
+            one is given, on standard error when that is a terminal, or in a notebook, and
+            otherwise (standard error redirected to a file or a pipe) writes plain lines to
+            standard error instead: one per tenth of the total (or every 10 s when the total
+            is unknown) and one at the end, e.g. ``DQN_CartPole: 1,500/1,500 steps (100%),
+            return=21.4, steps/s=812``.
         file: where a text bar is written (default standard error).
 
     Example:
@@ -103,15 +107,18 @@ class ProgressBar(AbstractHook):
             self._offset = int(done) - self._count()
         # other units (e.g. seconds): count steps with no known total
         self.close()
-        self.bar = self._tqdm_class()(
-            total=total,
-            initial=self._count() + self._offset,
-            desc=self.desc,
-            unit=_UNITS.get(self.unit, self.unit),
-            file=self.file,
-            disable=self._disabled(),
-            dynamic_ncols=True,
-        )
+        options = {
+            "total": total,
+            "initial": self._count() + self._offset,
+            "desc": self.desc,
+            "unit": _UNITS.get(self.unit, self.unit),
+        }
+        if self._plain():
+            self.bar = PlainProgress(**options)
+        else:
+            self.bar = self._tqdm_class()(
+                **options, file=self.file, disable=self._disabled(), dynamic_ncols=True
+            )
         now = time.perf_counter()
         self._tick_time = self._rate_time = now
         self._tick_steps = self._rate_steps = self.total_steps
@@ -221,9 +228,12 @@ class ProgressBar(AbstractHook):
         self.bar.set_postfix_str(", ".join(parts), refresh=False)
 
     def _disabled(self) -> bool:
-        if self.disable is not None:
-            return self.disable
-        if self.file is not None:
+        return bool(self.disable)
+
+    def _plain(self) -> bool:
+        """Off a terminal (standard error redirected or piped, not in a notebook) and not told
+        otherwise: plain periodic lines instead of a bar that redraws itself."""
+        if self.disable is not None or self.file is not None:
             return False
         return not (_is_tty(sys.stderr) or _in_notebook())
 
@@ -256,6 +266,77 @@ class ProgressBar(AbstractHook):
         ret = state["episode_return"]
         self.episode_return = np.array(ret, dtype=np.float64) if np.ndim(ret) else float(ret)
         self.returns = deque((float(r) for r in state["returns"]), maxlen=self.mean_window)
+
+
+class PlainProgress:
+    """The part of tqdm's interface ``ProgressBar`` uses, written as plain lines, for output
+    that is not a terminal (a log file, a pipe): a line when the count passes the next tenth
+    of the total (every ``every_s`` seconds when there is no total), and one when closed.
+
+    Example:
+        >>> import io
+        >>> out = io.StringIO()
+        >>> bar = PlainProgress(total=200, desc="run", unit="step", file=out)
+        >>> bar.update(100); bar.set_postfix_str("return=9.5"); bar.close()
+        >>> print(out.getvalue(), end="")
+        run: 100/200 steps (50%)
+        run: 100/200 steps (50%), return=9.5
+    """
+
+    def __init__(
+        self,
+        total: int | None = None,
+        initial: int = 0,
+        desc: str | None = None,
+        unit: str = "step",
+        file: Any = None,
+        every_s: float = 10.0,
+    ) -> None:
+        self.total, self.n, self.desc, self.unit = total, int(initial), desc, unit
+        self.file, self.every_s = file, every_s
+        self.postfix = ""
+        self._printed: tuple[int, str] | None = None
+        self._last = time.perf_counter()
+        self._next_tenth = self._tenth_after(self.n)
+
+    def _tenth_after(self, n: int) -> float | None:
+        """The next tenth of the total above ``n`` (inf past the total; None without one)."""
+        if not self.total:
+            return None
+        k = n * 10 // self.total + 1
+        return -(-k * self.total // 10) if k <= 10 else math.inf
+
+    def update(self, n: int = 1) -> None:
+        self.n += int(n)
+        now = time.perf_counter()
+        if self._next_tenth is None:
+            due = now - self._last >= self.every_s
+        else:
+            due = self.n >= self._next_tenth
+        if due:
+            self._print(now)
+            self._next_tenth = self._tenth_after(self.n)
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        self.postfix = text
+
+    def close(self) -> None:
+        if self._printed != (self.n, self.postfix):
+            self._print(time.perf_counter())
+
+    def line(self) -> str:
+        """The current line, e.g. ``run: 100/200 steps (50%), return=9.5``."""
+        head = f"{self.desc}: " if self.desc else ""
+        units = f"{self.unit}s"
+        if self.total:
+            count = f"{self.n:,}/{self.total:,} {units} ({100 * self.n // self.total}%)"
+        else:
+            count = f"{self.n:,} {units}"
+        return f"{head}{count}{', ' + self.postfix if self.postfix else ''}"
+
+    def _print(self, now: float) -> None:
+        print(self.line(), file=self.file or sys.stderr, flush=True)
+        self._printed, self._last = (self.n, self.postfix), now
 
 
 def _is_tty(stream: Any) -> bool:

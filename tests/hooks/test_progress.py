@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 
 import pytest
 
@@ -97,13 +98,28 @@ def test_disable_true_writes_nothing():
     assert out.getvalue() == ""
 
 
-def test_auto_disable_when_stderr_is_not_a_terminal(monkeypatch):
+def test_plain_lines_when_stderr_is_not_a_terminal(monkeypatch):
+    """Issue 21 item 18: off a terminal (a log file, a pipe) the bar is plain lines, a tenth of
+    the run each, not nothing."""
     fake = io.StringIO()  # not a TTY, not a notebook
     monkeypatch.setattr(sys, "stderr", fake)
+    stop = rk.StopAfterNSteps(5_000)
+    bar = ProgressBar(stop, desc="random")
+    pause = rk.DoEveryNSteps(lambda t, policy, env: time.sleep(0.0003), n=1)  # >= 1.5 s
+    rk.run(rk.RandomPolicy(seed=0), cartpole(), stop, bar + pause)
+    lines = fake.getvalue().splitlines()
+    assert "\r" not in fake.getvalue() and "\x1b" not in fake.getvalue()  # no redrawing
+    assert 2 <= len(lines) <= 11
+    assert all(line.startswith("random: ") for line in lines)
+    assert lines[-1].startswith("random: 5,000/5,000 steps (100%), return=")
+    assert "steps/s=" in lines[-1]
+    counts = [int(line.split()[1].split("/")[0].replace(",", "")) for line in lines]
+    assert counts == sorted(counts)
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
     stop = rk.StopAfterNSteps(50)
-    bar = ProgressBar(stop)
-    rk.run(rk.RandomPolicy(seed=0), cartpole(), stop, bar)
-    assert fake.getvalue() == ""
+    rk.run(rk.RandomPolicy(seed=0), cartpole(), stop, ProgressBar(stop, disable=True))
+    assert quiet.getvalue() == ""  # disable=True still hides it
 
     class TTY(io.StringIO):
         def isatty(self):

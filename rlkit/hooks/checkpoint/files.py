@@ -82,8 +82,9 @@ def latest_checkpoint(folder: str | os.PathLike) -> Path | None:
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
     """The checkpoint file ``path`` names: itself, or the newest checkpoint of a folder.
 
-    A folder's entry must be a file of the folder: a link that leads out of the folder (or to
-    something that is not a regular file) is refused with :class:`CheckpointError`.
+    Either way the file must be a regular file of its own folder: a symbolic link that leads
+    out of the folder it is in (or to something that is not a regular file) is refused with
+    :class:`CheckpointError`, whether it is named directly or found as a folder's newest.
     """
     path = Path(path)
     if path.is_dir():
@@ -94,6 +95,7 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
         return latest
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    _check_inside(path.parent, path)
     return path
 
 

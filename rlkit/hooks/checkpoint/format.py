@@ -388,12 +388,7 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         )
     else:
         _read_safetensors(path, data)  # raises, saying what is wrong
-    try:
-        document = json.loads(text)
-    except ValueError as error:
-        raise CheckpointError(
-            f"{path}: corrupt checkpoint metadata (invalid JSON: {error})"
-        ) from None
+    document = _parse_json(path, text, "metadata")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not an rlkit checkpoint (format {FORMAT!r} missing)")
     version = document.get("version")
@@ -409,15 +404,34 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise CheckpointError(
             f"{path}: corrupt checkpoint (its SHA-256 checksum does not match its contents)"
         )
+    tree = _parse_json(path, body, "payload")
     try:
-        payload = decode_state(json.loads(body), arrays)
+        payload = decode_state(tree, arrays)
     except CheckpointError as error:
         raise CheckpointError(f"{path}: {error}") from None
+    except RecursionError:
+        raise CheckpointError(f"{path}: corrupt checkpoint payload ({_TOO_DEEP})") from None
     if not isinstance(payload, dict) or not {"meta", "policy", "env"} <= set(payload):
         raise CheckpointError(f"{path}: incomplete checkpoint (no policy/env/meta sections)")
     return payload
 
 
+
+
+_TOO_DEEP = "nested deeper than Python can read; rlkit writes shallow JSON"
+
+
+def _parse_json(path: Path, text: str | bytes, what: str) -> Any:
+    """``json.loads(text)``; :class:`CheckpointError` naming the file for invalid JSON and for
+    JSON nested so deep that parsing it would exhaust Python's stack (``RecursionError``)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise CheckpointError(f"{path}: corrupt checkpoint {what} ({_TOO_DEEP})") from None
+    except ValueError as error:
+        raise CheckpointError(
+            f"{path}: corrupt checkpoint {what} (invalid JSON: {error})"
+        ) from None
 
 
 def _looks_like_safetensors(data: bytes) -> bool:
@@ -440,10 +454,10 @@ def _read_safetensors(path: Path, data: bytes) -> tuple[str, dict[str, np.ndarra
             f"{path} is not an rlkit checkpoint or is truncated: expected a safetensors header "
             f"of {size} bytes in a file of {len(data)} bytes"
         )
+    header = _parse_json(path, data[8 : 8 + size], "safetensors header")
     try:
-        header = json.loads(data[8 : 8 + size])
         text = header["__metadata__"][_JSON_KEY]
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise CheckpointError(
             f"{path} is not an rlkit checkpoint (a safetensors file without rlkit metadata, or a "
             f"corrupt header)"

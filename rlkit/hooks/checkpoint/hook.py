@@ -29,6 +29,7 @@ from typing import Any
 from ...core.checks import optional_positive_int
 from ...core.dispatch import restore
 from ...core.interfaces import AbstractHook
+from ...core.interrupt import ctrl_c_pressed
 from ...core.state import get_state, has_state
 from ...core.stop_conditions import StopSignal
 from .files import is_temporary, list_checkpoints
@@ -55,15 +56,17 @@ class CheckpointHook(AbstractHook):
     therefore be run by ``rk.run``.
 
     When the stop condition ends the run, a final checkpoint is written (marked ``finished``,
-    unless a ``StopSignal`` in the condition, e.g. Ctrl-C, ended it: then resuming continues).
+    unless Ctrl-C, see ``rk.run``, or a ``StopSignal`` in the condition ended it: then resuming
+    continues).
     Resuming from a finished checkpoint (a process killed after its final checkpoint, then
-    started again) restores the run and runs nothing when the stop condition is still
-    satisfied (its ``progress()`` reached, or unknown: then with a warning); a stop condition
+    started again) restores the run and runs no step when the stop condition is still
+    satisfied (its ``progress()`` reached, or unknown: then with a warning), only the
+    PostExperiment the killed process did not get to, so that it ends as the uninterrupted run
+    did (e.g. an ``EvaluationHook(restore_best=True)`` restores the best policy); a stop condition
     with a larger budget (e.g. ``StopAfterNSteps`` with a larger ``n``) continues the run.
-    When the run ends with an exception (a hook raised, Ctrl-C), the state is in the middle of a
-    step and cannot be resumed exactly, so nothing is written at PostExperiment: the newest
-    checkpoint stays the last valid one. Use ``rk.StopSignal()`` in the stop condition to turn
-    Ctrl-C into a clean stop with a final checkpoint.
+    When the run ends with an exception (a hook raised, a second Ctrl-C), the state is in the
+    middle of a step and cannot be resumed exactly, so nothing is written at PostExperiment: the
+    newest checkpoint stays the last valid one.
 
     Args:
         dir: folder of the checkpoints (created; use one folder per run).
@@ -121,6 +124,7 @@ class CheckpointHook(AbstractHook):
         self._stopping = False  # the step check said stop at the last step of an episode
         self._ends_left = 0  # vector env: episode checks still to come at this step
         self.finished = False  # the last run ended by its stop condition (final checkpoint)
+        self._stopped_early = False  # the last run's final checkpoint was an interrupted one
 
     def __repr__(self) -> str:
         every = [
@@ -159,7 +163,7 @@ class CheckpointHook(AbstractHook):
             if is_temporary(stale.name):
                 with contextlib.suppress(OSError):
                     stale.unlink()
-        self._due = self._stopping = self.finished = False
+        self._due = self._stopping = self.finished = self._stopped_early = False
 
     # ---- PostExperiment: the final checkpoint was written at the stop; nothing after errors ----
     def post_experiment(self, policy: Any, env: Any) -> None:
@@ -190,9 +194,18 @@ class CheckpointHook(AbstractHook):
             self.save(finished=stopping and not self._interrupted())
 
     def _interrupted(self) -> bool:
-        """The run stops because a ``StopSignal`` (Ctrl-C) was set, not because it is over: its
-        final checkpoint is not ``finished``, and resuming it continues the run."""
-        return self._run is not None and _signal_set(self._run[2])
+        """The run stops because Ctrl-C or a ``StopSignal`` asked it to, not because it is
+        over: its final checkpoint is not ``finished``, and resuming it continues the run."""
+        return ctrl_c_pressed() or (self._run is not None and _signal_set(self._run[2]))
+
+    def resume_hint(self) -> str | None:
+        """After a run stopped early with a final checkpoint: where it is and how to go on."""
+        if self.last_path is None or self.finished or not self._stopped_early:
+            return None
+        return (
+            f"checkpoint of step {self.steps:,} written to {self.last_path}; continue with "
+            f"rk.run(<the same objects, built again>, resume_from={str(self.dir)!r})"
+        )
 
     # ---- vector envs: a step counts n_envs transitions; its boundary is after the episode
     # checks of the sub-envs that finished at it (the vector loop calls them after the step
@@ -206,7 +219,7 @@ class CheckpointHook(AbstractHook):
             self._due = self._due or due
             self._stopping = stop
         elif stop:
-            self.save(finished=True)
+            self.save(finished=not self._interrupted())
         elif due:
             self.save()
 
@@ -217,10 +230,10 @@ class CheckpointHook(AbstractHook):
         self._stopping = self._stopping or stop
         self._ends_left -= 1
         if self._ends_left <= 0:
-            due, finished = self._due, self._stopping
+            due, stopping = self._due, self._stopping
             self._due = self._stopping = False
-            if due or finished:
-                self.save(finished=finished)
+            if due or stopping:
+                self.save(finished=stopping and not self._interrupted())
 
     def save(self, *, finished: bool = False) -> Path:
         """Write a checkpoint of the bound run now (named by the step count); return its path."""
@@ -243,6 +256,7 @@ class CheckpointHook(AbstractHook):
         )
         self.last_path = path
         self.finished = finished
+        self._stopped_early = not finished and self._interrupted()
         if self.keep_last is not None:
             for old in list_checkpoints(self.dir)[: -self.keep_last]:
                 with contextlib.suppress(OSError):
@@ -261,8 +275,8 @@ class CheckpointHook(AbstractHook):
 # ---- rk.run(..., resume_from=source): restore the saved run before it continues ----
 @restore.dispatch
 def _(source: str | os.PathLike, policy: object, env: object, stop: object, hook: object, /):
-    """Load the checkpoint; True (nothing left to run) when it is the final checkpoint of a
-    finished run and the restored stop condition is still satisfied."""
+    """Load the checkpoint; True (no step left to run, only PostExperiment) when it is the
+    final checkpoint of a finished run and the restored stop condition is still satisfied."""
     info = load_checkpoint(source, policy, env, stop, hook)
     if not info.finished:
         return False

@@ -174,11 +174,11 @@ def load_checkpoint(
     payload = read_checkpoint(path)
     _check_types(path, payload, policy, env, stop_condition, hook)
     loads = _loads(payload, policy, env, stop_condition, hook)
-    for what, obj, load in loads:  # check everything first: load into copies
-        _trial(path, what, obj, load)
-    snapshots = [(obj, copy.deepcopy(_part(obj))) for _, obj, _ in loads]
+    for what, obj, load, state in loads:  # check everything first: load into copies
+        _trial(path, what, obj, load, state)
+    snapshots = [(obj, copy.deepcopy(_part(obj))) for _, obj, _, _ in loads]
     try:  # then change everything
-        for _, obj, load in loads:
+        for _, obj, load, _ in loads:
             load(obj)
     except Exception as error:  # e.g. an object that could not be copied for the trial
         for obj, saved in snapshots:  # put back what was there
@@ -210,19 +210,28 @@ def load_checkpoint(
 
 def _loads(
     payload: dict, policy: Any, env: Any, stop_condition: Any, hook: Any
-) -> list[tuple[str, Any, Callable[[Any], None]]]:
-    """``(what, object, load)`` for every object a checkpoint restores, ``load(obj)`` putting
-    the saved state into ``obj`` (or into a copy of it)."""
-    loads: list[tuple[str, Any, Callable[[Any], None]]] = [
-        (f"policy {type(policy).__qualname__}", policy, _setter(payload["policy"]["state"])),
-        (f"env {env!r}", env, _setter(payload["env"]["state"])),
+) -> list[tuple[str, Any, Callable[[Any], None], Any]]:
+    """``(what, object, load, state)`` for every object a checkpoint restores, ``load(obj)``
+    putting the saved state into ``obj`` (or into a copy of it); ``state`` is the saved
+    ``state_dict`` (None for parts saved by their attributes)."""
+    policy_state, env_state = payload["policy"]["state"], payload["env"]["state"]
+    loads: list[tuple[str, Any, Callable[[Any], None], Any]] = [
+        (f"policy {type(policy).__qualname__}", policy, _setter(policy_state), policy_state),
+        (f"env {env!r}", env, _setter(env_state), env_state),
     ]
     if stop_condition is not None and payload["stop_condition"] is not None:
         saved = payload["stop_condition"]
-        loads.append((f"stop condition {stop_condition!r}", stop_condition, _part_loader(saved)))
+        loads.append(
+            (f"stop condition {stop_condition!r}", stop_condition, _part_loader(saved),
+             _state_of(saved))
+        )
     for h, saved in zip(_hooks(hook), payload["hooks"], strict=False):
-        loads.append((f"hook {type(h).__qualname__}", h, _part_loader(saved)))
+        loads.append((f"hook {type(h).__qualname__}", h, _part_loader(saved), _state_of(saved)))
     return loads
+
+
+def _state_of(saved: dict[str, Any]) -> Any:
+    return saved["state"] if saved["kind"] == "state_dict" else None
 
 
 def _setter(state: Any) -> Callable[[Any], None]:
@@ -233,14 +242,18 @@ def _part_loader(saved: dict[str, Any]) -> Callable[[Any], None]:
     return lambda obj: _load_part(obj, saved)
 
 
-def _trial(path: Path, what: str, obj: Any, load: Callable[[Any], None]) -> None:
+def _trial(path: Path, what: str, obj: Any, load: Callable[[Any], None], state: Any) -> None:
     """Load into a deep copy of ``obj``: a state that does not fit raises here, before anything
-    is changed. An object that cannot be copied is checked when it is loaded (and restored to
-    its state before the load if anything fails)."""
+    is changed. An object that cannot be copied (one owning worker processes) is checked by its
+    ``check_state_dict(state)`` when it has one (which changes nothing), else when it is loaded
+    (and restored to its state before the load if anything fails)."""
     try:
         trial = copy.deepcopy(obj)
-    except Exception:  # noqa: BLE001 - not copyable (open handles, ...): checked at load time
-        return
+    except Exception:  # noqa: BLE001 - not copyable (open handles, workers, ...)
+        check = getattr(obj, "check_state_dict", None)
+        if state is None or not callable(check):
+            return
+        trial, load = None, lambda _: check(state)
     try:
         load(trial)
     except Exception as error:  # noqa: BLE001 - whatever the object raises: it does not fit

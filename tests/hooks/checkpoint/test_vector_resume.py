@@ -82,3 +82,25 @@ def test_a_checkpoint_of_another_number_of_sub_envs_is_refused():
     saved = rk.VectorGymEnv("CartPole-v1", 2, seed=1).state_dict()
     with pytest.raises(ValueError, match="2 sub-envs, this env 3"):
         rk.VectorGymEnv("CartPole-v1", 3).load_state_dict(saved)
+
+
+@pytest.mark.parametrize("at_episode_end", [False, True])
+def test_a_stop_signal_on_a_vector_run_writes_an_unfinished_final_checkpoint(
+    tmp_path, at_episode_end
+):
+    """Issue 21 item 18: a vector run stopped by Ctrl-C (a set StopSignal) is not over: its
+    final checkpoint is not marked finished, so resuming continues it (as on a single env)."""
+    from rlkit.hooks.checkpoint import latest_checkpoint, read_checkpoint
+
+    agent, env = build("sync")
+    stop = rk.StopSignal()
+
+    def ask(t, policy, env):
+        if at_episode_end == bool(env.done.any()) and t >= 5:
+            stop.set()
+
+    hook = rk.DoEveryNSteps(ask, n=1) + CheckpointHook(tmp_path, every_n_steps=10_000)
+    rk.run(agent, env, rk.StopAfterNSteps(10_000) | stop, hook)
+    meta = read_checkpoint(latest_checkpoint(tmp_path))["meta"]
+    assert meta["step"] < 10_000 and not meta["finished"]
+    env.close()
