@@ -1,0 +1,205 @@
+"""Artifacts of ``QBasedPolicy(learner, explorer)``: a tabular learner's action values as a
+table (``q_table``), a DQN-family learner's network (``q_network``), and the explorer's
+current epsilon (``predict(deterministic=False)`` and ``rlkit enjoy --stochastic`` explore
+with it; anything but epsilon-greedy is saved as greedy).
+
+The table is whatever the learner acts on, read state by state through ``learner(env)``
+(Q-learning's table, Double Q-learning's sum of two, Dyna's, ...), for ``Discrete``
+observation spaces. The network is described by :mod:`rlkit.deploy.networks`; QR-DQN's
+quantiles are averaged as the learner does when acting.
+
+Loading gives a ``QBasedPolicy`` again, around a :class:`TableLearner` or a
+:class:`NetworkQLearner` (learners without learning methods): it acts in ``rk.run``, and
+``rk.greedy`` of it acts greedily.
+
+Example:
+    >>> import numpy as np, rlkit as rk
+    >>> learner = TableLearner(np.array([[0.0, 1.0], [2.0, 0.0]]))
+    >>> policy = rk.QBasedPolicy(learner, rk.GreedyExplorer(seed=0))
+    >>> policy.predict(np.array([0, 1])).tolist()
+    [1, 0]
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from ..core.interfaces import AbstractLearner
+from ..learners.value_based.common import ValueBasedLearner
+from ..policies.explorers import EpsilonGreedyExplorer, GreedyExplorer
+from ..policies.q_based import ObservationView, QBasedPolicy
+from .networks import load_parameters, module_from_json, module_to_json
+from .registry import Artifact, loader, policy_artifact
+from .spaces import space_from_json, space_to_json
+
+__all__ = ["TableLearner", "NetworkQLearner", "learner_artifact"]
+
+
+class TableLearner(AbstractLearner):
+    """Action values from a table ``(n_states, n_actions)``: ``learner(env)`` is
+    ``table[env.state]`` (rows for a vector env). Learns nothing.
+
+    Example:
+        >>> import numpy as np
+        >>> TableLearner(np.eye(2)).table.shape
+        (2, 2)
+    """
+
+    def __init__(self, table: np.ndarray, state_space: Any = None) -> None:
+        self.table = np.asarray(table)
+        self.state_space = state_space or gym.spaces.Discrete(self.table.shape[0])
+
+    def __repr__(self) -> str:
+        return f"TableLearner(table of shape {self.table.shape})"
+
+    def __call__(self, env: Any) -> np.ndarray:
+        start = getattr(self.state_space, "start", 0)
+        return self.table[np.asarray(env.state) - start]
+
+
+class NetworkQLearner(AbstractLearner):
+    """Action values from a torch network: ``learner(env)`` is ``model(env.state)`` as float32
+    (the mean over ``n_quantiles`` quantiles for QR-DQN), as the DQN family acts. Learns
+    nothing.
+
+    Example:
+        >>> import torch
+        >>> NetworkQLearner(torch.nn.Linear(3, 2)).values(torch.zeros(1, 3)).shape
+        torch.Size([1, 2])
+    """
+
+    def __init__(self, model: torch.nn.Module, n_quantiles: int | None = None) -> None:
+        self.model = model.eval()
+        self.n_quantiles = n_quantiles
+
+    def __repr__(self) -> str:
+        return f"NetworkQLearner({type(self.model).__name__}, n_quantiles={self.n_quantiles})"
+
+    def values(self, obs: torch.Tensor) -> torch.Tensor:
+        """Q-values of a batch of float32 observations."""
+        out = self.model(obs)
+        if self.n_quantiles is None:
+            return out
+        return out.unflatten(-1, (self.n_quantiles, -1)).mean(dim=-2)
+
+    def __call__(self, env: Any) -> np.ndarray:
+        with torch.inference_mode():
+            return self.values(torch.as_tensor(env.state, dtype=torch.float32)).numpy()
+
+
+# ---- saving: the learner decides what the values are ----
+@functools.singledispatch
+def learner_artifact(learner: Any, policy: QBasedPolicy) -> tuple[str, dict, dict]:
+    """``(kind, meta, tensors)`` of a Q-based policy's learner: by default (tabular learners)
+    the table of ``learner(env)`` over every state of a ``Discrete`` observation space."""
+    space = _table_space(learner)
+    start = int(space.start)
+    rows = [np.asarray(learner(ObservationView(np.int64(start + s)))) for s in range(space.n)]
+    table = np.stack(rows).astype(np.float64)
+    return "q_table", {"observation_space": space_to_json(space)}, {"q": table}
+
+
+def _table_space(learner: Any) -> gym.spaces.Discrete:
+    approximator = getattr(learner, "approximator", None)
+    table = getattr(approximator, "table", getattr(learner, "table", None))
+    space = getattr(learner, "state_space", None)
+    if isinstance(space, gym.spaces.Discrete):
+        return space
+    if isinstance(table, np.ndarray) and table.ndim == 2:
+        return gym.spaces.Discrete(table.shape[0])
+    raise TypeError(
+        f"rk.save: cannot tabulate the action values of {learner!r}: a tabular learner's "
+        f"artifact needs a Discrete observation space (a table of shape (n_states, "
+        f"n_actions)); got {table.shape if isinstance(table, np.ndarray) else approximator!r}"
+    )
+
+
+@learner_artifact.register
+def _(learner: ValueBasedLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
+    if learner.state_space is None:
+        raise ValueError(
+            f"rk.save: {type(learner).__name__} has not run yet, so its observation space is "
+            f"unknown; save it after training (rk.run)"
+        )
+    return _network_artifact(learner.model, getattr(learner, "n_quantiles", None), learner)
+
+
+@learner_artifact.register
+def _(learner: NetworkQLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
+    return _network_artifact(learner.model, learner.n_quantiles, policy)
+
+
+def _network_artifact(model: torch.nn.Module, n_quantiles: Any, owner: Any):
+    meta = {
+        "network": module_to_json(model, "the Q-network"),
+        "n_quantiles": n_quantiles,
+        "observation_space": space_to_json(owner.state_space),
+        "preprocessing": {"observation": "float32 (flattened by the network)"},
+    }
+    return "q_network", meta, dict(model.state_dict())
+
+
+@policy_artifact.register
+def _(policy: QBasedPolicy) -> Artifact:
+    learner = policy.learner
+    kind, meta, tensors = learner_artifact(learner, policy)
+    action_space = getattr(learner, "action_space", None) or gym.spaces.Discrete(
+        next(iter(tensors.values())).shape[-1] if kind == "q_table" else _n_actions(learner)
+    )
+    explorer = policy.explorer
+    epsilon = float(explorer.epsilon) if isinstance(explorer, EpsilonGreedyExplorer) else None
+    algorithm = getattr(learner, "algorithm", None) or _learner_name(learner)
+    if kind == "q_table":
+        meta["preprocessing"] = {"observation": "integer state index"}
+    meta["epsilon"] = epsilon
+    state_space = space_from_json(meta.pop("observation_space"))
+    return Artifact(kind, algorithm, (state_space, action_space), meta, tensors)
+
+
+def _n_actions(learner: Any) -> int:
+    space = getattr(learner, "action_space", None)
+    if space is None:
+        raise ValueError(f"rk.save: the action space of {learner!r} is unknown")
+    return int(space.n)
+
+
+def _learner_name(learner: Any) -> str:
+    method = getattr(learner, "method", None)
+    name = type(learner).__name__
+    return f"{name}(method={method!r})" if isinstance(method, str) else name
+
+
+# ---- loading: a QBasedPolicy again ----
+def _explorer(meta: dict[str, Any]) -> Any:
+    epsilon = meta.get("epsilon")
+    return GreedyExplorer(seed=0) if epsilon is None else EpsilonGreedyExplorer(epsilon, seed=0)
+
+
+def _policy(learner: AbstractLearner, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any:
+    policy = QBasedPolicy(learner, _explorer(meta))
+    policy.state_space, policy.action_space = spaces
+    policy.algorithm = meta["algorithm"]
+    learner.action_space = spaces[1]
+    learner.algorithm = meta["algorithm"]
+    return policy
+
+
+@loader("q_table")
+def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
+    spaces = space_from_json(meta["observation_space"]), space_from_json(meta["action_space"])
+    return _policy(TableLearner(tensors["q"], spaces[0]), meta, spaces)
+
+
+@loader("q_network")
+def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
+    spaces = space_from_json(meta["observation_space"]), space_from_json(meta["action_space"])
+    model = module_from_json(meta["network"])
+    load_parameters(model, tensors)
+    learner = NetworkQLearner(model, meta.get("n_quantiles"))
+    learner.state_space = spaces[0]
+    return _policy(learner, meta, spaces)
