@@ -247,3 +247,12 @@ class _GreedyActor(LoadedActorPolicy):
 @greedy.dispatch
 def _(policy: LoadedActorPolicy, seed: object = None, /):
     return _GreedyActor(policy)
+
+
+@policy_artifact.register
+def _(policy: LoadedActorPolicy) -> Artifact:  # a loaded one, saved again
+    meta = {"network": policy.artifact_network, "preprocessing": policy.artifact_preprocessing}
+    return Artifact(
+        "actor", policy.algorithm, (policy.state_space, policy.action_space), meta,
+        _model_tensors(policy.model),
+    )  # fmt: skip

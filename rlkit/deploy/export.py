@@ -82,8 +82,8 @@ def _(policy: QBasedPolicy) -> tuple[nn.Module, torch.Tensor]:
         )
         return module, torch.zeros(2, dtype=torch.int64)
     if isinstance(learner, NetworkQLearner):
-        module = _Greedy(lambda m, obs: m.learner.values(obs).argmax(-1), learner=learner.model)
-        module.learner = learner  # values() of the same network (registered above)
+        values = NetworkQLearner(learner.model, learner.n_quantiles).values  # registered below
+        module = _Greedy(lambda m, obs: values(obs).argmax(-1), model=learner.model)
         return module, _example(policy.state_space)
     raise TypeError(f"rk.export: no ONNX graph for the learner {learner!r}")
 
