@@ -27,6 +27,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,11 @@ def read_archive(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, np.
             _check_members(where, names)
             text = zf.read(META)
             data = zf.read(TENSORS)
-    except zipfile.BadZipFile as error:  # not a zip, truncated, or a member's CRC is wrong
+    except ArtifactError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, NotImplementedError,
+            KeyError) as error:  # fmt: skip
+        # not a zip, truncated, a member's CRC wrong or its compressed data damaged
         raise ArtifactError(
             f"{where}: not a readable rlkit artifact (corrupt or truncated: {error})"
         ) from error

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 from typing import Any
 
@@ -30,6 +31,7 @@ from ..core.dispatch import greedy
 from ..core.interfaces import AbstractPolicy
 from ..learners.actor_critic.common import OffPolicyActorCritic, unscale_action
 from ..learners.built import BuiltPolicy
+from ..policies.distributions import ActionDistribution
 from ..policies.predict import mask_batch, observation_batch, single_or_batch
 from ..policies.stochastic import StochasticPolicy, is_vector_env
 from .errors import ArtifactError
@@ -65,11 +67,19 @@ def import_fn(path: Any, what: str) -> Any:
     """The function an artifact names (``module:qualname``); refused when it does not import."""
     if not isinstance(path, str) or path.count(":") != 1:
         raise ArtifactError(f"the artifact's {what} must be 'module:name', got {path!r}")
-    fn = _resolve(*path.split(":"))
+    module, name = path.split(":")
+    fn = _resolve(module, name)
     if fn is None:
         raise ArtifactError(
             f"the artifact's {what} {path!r} cannot be imported here; install the package that "
             f"defines it"
+        )
+    # only a Python function or class defined where the artifact says (never a builtin such
+    # as os.system or exec, nor a name re-exported from elsewhere)
+    if not (inspect.isfunction(fn) or inspect.isclass(fn)) or fn.__module__ != module:
+        raise ArtifactError(
+            f"the artifact's {what} {path!r} is not a function or class defined in {module}; "
+            f"refused"
         )
     return fn
 
@@ -155,6 +165,10 @@ def _build_model(meta: dict[str, Any], spaces: tuple[Any, Any], tensors: dict) -
     model_fn = import_fn(network["model_fn"], "model_fn")
     dist_path = network.get("dist_class")
     dist_class = None if dist_path is None else import_fn(dist_path, "dist_class")
+    if dist_class is not None and not (
+        isinstance(dist_class, type) and issubclass(dist_class, ActionDistribution)
+    ):
+        raise ArtifactError(f"the artifact's dist_class {dist_path!r} is not an action distribution")
     model = model_fn(spaces[0], spaces[1], dist_class, dict(network["config"]), 0)
     load_parameters(model, tensors)
     return model.eval(), dist_class
