@@ -1,6 +1,7 @@
-"""Helpers of the tests of rlkit.deploy (tests/deploy/conftest.py trains the policies): every bundled deep recipe and one
-tabular one, trained briefly (each makes at least one learning step), saved with rk.save, with
-1,000 observations of its observation space and the trained policy's predict() on them."""
+"""Helpers of the tests of rlkit.deploy (tests/deploy/conftest.py trains the policies): every
+bundled deep recipe and one tabular one, trained briefly (each makes at least one learning
+step), saved with rk.save, with 1,000 observations of its observation space and the trained
+policy's predict() on them."""
 
 from __future__ import annotations
 

@@ -131,8 +131,8 @@ def _(policy: BuiltPolicy) -> Artifact:
 def _(policy: StochasticPolicy) -> Artifact:  # a loaded one, saved again
     if getattr(policy, "artifact_network", None) is None:
         raise TypeError(
-            f"rk.save: a StochasticPolicy made by hand has no model_fn to rebuild its network; "
-            f"save the policy rk.build_policy made (e.g. rk.PPO) or one rk.load returned"
+            "rk.save: a StochasticPolicy made by hand has no model_fn to rebuild its network; "
+            "save the policy rk.build_policy made (e.g. rk.PPO) or one rk.load returned"
         )
     meta = {"network": policy.artifact_network, "preprocessing": policy.artifact_preprocessing}
     return Artifact(
@@ -168,7 +168,9 @@ def _build_model(meta: dict[str, Any], spaces: tuple[Any, Any], tensors: dict) -
     if dist_class is not None and not (
         isinstance(dist_class, type) and issubclass(dist_class, ActionDistribution)
     ):
-        raise ArtifactError(f"the artifact's dist_class {dist_path!r} is not an action distribution")
+        raise ArtifactError(
+            f"the artifact's dist_class {dist_path!r} is not an action distribution"
+        )
     model = model_fn(spaces[0], spaces[1], dist_class, dict(network["config"]), 0)
     load_parameters(model, tensors)
     return model.eval(), dist_class

@@ -34,7 +34,6 @@ import warnings
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import torch
 from torch import nn
 

@@ -46,7 +46,8 @@ def save(policy: Any, path: str | os.PathLike) -> None:
         >>> policy = rk.PPO(rk.GymEnv("CartPole-v1", seed=0), seed=0)
         >>> path = os.path.join(tempfile.mkdtemp(), "ppo.rlkit")
         >>> rk.save(policy, path)
-        >>> rk.load(path).predict([0.0, 0.0, 0.0, 0.0]) == policy.predict([0.0, 0.0, 0.0, 0.0])
+        >>> obs = [0.0, 0.0, 0.0, 0.0]
+        >>> rk.load(path).predict(obs).item() == policy.predict(obs).item()
         True
     """
     from ..policies.agent import Agent

@@ -79,7 +79,9 @@ def space_from_json(data: Any, where: str = "the artifact") -> Any:
         if kind == "MultiBinary":
             return gym.spaces.MultiBinary(data["n"])
     except (KeyError, TypeError, ValueError) as error:
-        raise ArtifactError(f"{where}: malformed space description {data!r:.200}: {error}") from error
+        raise ArtifactError(
+            f"{where}: malformed space description {data!r:.200}: {error}"
+        ) from error
     raise ArtifactError(f"{where}: unknown space type {kind!r}")
 
 

@@ -81,7 +81,7 @@ def mask_batch(owner: str, action_masks: Any, n: int, n_actions: int | None) -> 
 
 def single_or_batch(actions: np.ndarray, single: bool) -> np.ndarray:
     """The first row for one observation (a 0-d array for Discrete actions), else the batch."""
-    return actions[0] if single else actions
+    return actions[0, ...] if single else actions  # a 0-d array for one Discrete action
 
 
 def masked_argmax(values: np.ndarray, masks: np.ndarray | None) -> np.ndarray:

@@ -17,7 +17,8 @@ def trained(tmp_path_factory):
     for name in [*deep_recipes(), TABULAR]:
         experiment = rk.make_experiment(name, seed=0, **brief(name))
         learned = []  # the most learning steps seen (a recipe may restore its best evaluation)
-        watch = rk.DoEveryNSteps(lambda t, agent, env: learned.append(learning_steps(agent)), n=1)
+        watch = rk.DoEveryNSteps(lambda t, agent, env, seen=learned: seen.append(
+            learning_steps(agent)), n=1)  # fmt: skip
         hook = watch if experiment.hook is None else experiment.hook + watch
         rk.run(experiment.policy, experiment.env, experiment.stop_condition, hook)
         learned.append(learning_steps(experiment.policy))  # ES learns at PostEpisode

@@ -55,7 +55,6 @@ from ...core.checks import (
 )
 from ...core.dispatch import PlanStep, greedy, statistics, update
 from ...core.interfaces import AbstractPolicy
-from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...core.stages import POST_ACT_STAGE, AbstractStage
 from ...core.state import (
     generator_state,
@@ -69,6 +68,7 @@ from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
+from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...schedules import Schedule
