@@ -22,7 +22,7 @@ from typing import Any
 from . import built as _built  # noqa: F401 - registers the built policies' artifacts
 from . import q_based as _q_based  # noqa: F401 - registers the Q-based policies' artifacts
 from .archive import SUFFIX, library_versions, read_archive, write_archive
-from .registry import load_kind, policy_artifact
+from .registry import Artifact, load_kind, policy_artifact
 from .spaces import check_env_spaces, space_to_json
 
 __all__ = ["save", "load", "inference_form", "artifact_path", "RUN_DIR_ARTIFACT"]
@@ -55,15 +55,20 @@ def save(policy: Any, path: str | os.PathLike) -> None:
     if isinstance(policy, Agent):
         policy = policy.policy
     artifact = policy_artifact(policy)
+    write_archive(path, artifact_meta(artifact), artifact.tensors)
+
+
+def artifact_meta(artifact: Artifact) -> dict[str, Any]:
+    """``policy.json``'s content of ``artifact`` (the archive adds the format, the versions and
+    the tensors' digest)."""
     state_space, action_space = artifact.spaces
-    meta = {
+    return {
         **artifact.meta,
         "kind": artifact.kind,
         "algorithm": artifact.algorithm,
         "observation_space": space_to_json(state_space),
         "action_space": space_to_json(action_space),
     }
-    write_archive(path, meta, artifact.tensors)
 
 
 def artifact_path(path: str | os.PathLike) -> Path:
@@ -144,21 +149,13 @@ def inference_form(policy: Any) -> Any:
     import numpy as np
 
     from ..policies.agent import Agent
-    from .spaces import space_from_json
 
     if isinstance(policy, Agent):
         policy = policy.policy
     artifact = policy_artifact(policy)
-    meta = {
-        **artifact.meta,
-        "kind": artifact.kind,
-        "algorithm": artifact.algorithm,
-        "observation_space": space_to_json(artifact.spaces[0]),
-        "action_space": space_to_json(artifact.spaces[1]),
-    }
+    meta = artifact_meta(artifact)
     tensors = {
         k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v))
         for k, v in artifact.tensors.items()
     }
-    space_from_json(meta["observation_space"])
     return load_kind("rk.export", meta, tensors)
