@@ -143,3 +143,15 @@ def test_rlkit_run_writes_the_policy_and_rk_load_reads_the_run_directory(tmp_pat
 def test_rk_load_of_a_run_directory_without_a_policy_says_why(tmp_path):
     with pytest.raises(FileNotFoundError, match="has no policy.rlkit.*rlkit resume"):
         rk.load(tmp_path)
+
+
+def test_rlkit_run_of_a_policy_without_artifacts_says_so_and_succeeds(tmp_path):
+    run_dir = tmp_path / "td0"
+    done = subprocess.run(
+        [sys.executable, "-m", "rlkit.cli", "run", "TD0_RandomWalk1D", "--set", "episodes=3",
+         "--logdir", str(run_dir), "--quiet"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "no policy.rlkit for this policy: rk.save: no artifact for a VBasedPolicy" in done.stdout
+    assert not (run_dir / "policy.rlkit").exists() and (run_dir / "episodes.csv").is_file()
