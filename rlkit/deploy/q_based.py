@@ -33,6 +33,7 @@ from ..core.interfaces import AbstractLearner
 from ..learners.value_based.common import ValueBasedLearner, fast_forward
 from ..policies.explorers import EpsilonGreedyExplorer, GreedyExplorer
 from ..policies.q_based import ObservationView, QBasedPolicy
+from ..policies.v_based import VBasedPolicy
 from .networks import load_parameters, module_from_json, module_to_json
 from .registry import Artifact, loader, policy_artifact
 from .spaces import space_from_json, space_to_json
@@ -204,3 +205,13 @@ def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
     learner = NetworkQLearner(model, meta.get("n_quantiles"))
     learner.state_space = spaces[0]
     return _policy(learner, meta, spaces)
+
+
+# ---- refused: a VBasedPolicy acts with its mapper, not with what it learned ----
+@policy_artifact.register
+def _(policy: VBasedPolicy) -> Artifact:
+    raise TypeError(
+        f"rk.save: a VBasedPolicy acts with its mapper ({policy.mapper!r}: a fixed policy, or a "
+        f"look-ahead that needs the env), not with the state values it learned, so it has no "
+        f"inference artifact; save a QBasedPolicy, or the learner's values with its state_dict"
+    )

@@ -153,5 +153,7 @@ def test_rlkit_run_of_a_policy_without_artifacts_says_so_and_succeeds(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "no policy.rlkit for this policy: rk.save: no artifact for a VBasedPolicy" in done.stdout
+    assert "no policy.rlkit for this policy: rk.save: a VBasedPolicy acts with its mapper" in (
+        done.stdout
+    )
     assert not (run_dir / "policy.rlkit").exists() and (run_dir / "episodes.csv").is_file()
