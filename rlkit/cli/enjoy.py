@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,8 @@ def _make_env(config: dict[str, Any], video: Path | None) -> Any:
             name="moviepy",
         ) from error
     kwargs["render_mode"] = "rgb_array"
+    # frames are drawn off-screen: pygame (classic control) needs no display
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     env = gym.make(env_id, **kwargs)
     return gym.wrappers.RecordVideo(
         env, str(video), episode_trigger=lambda _: True, name_prefix="enjoy",
