@@ -171,9 +171,7 @@ def _n_actions(learner: Any) -> int:
 
 
 def _learner_name(learner: Any) -> str:
-    method = getattr(learner, "method", None)
-    name = type(learner).__name__
-    return f"{name}(method={method!r})" if isinstance(method, str) else name
+    return type(learner).__name__  # e.g. QLearningLearner for TDLearner(q, method="qlearning")
 
 
 # ---- loading: a QBasedPolicy again ----

@@ -75,3 +75,15 @@ def test_refusals(run_dir, tmp_path):
     (tmp_path / "policy.rlkit").write_bytes((run_dir / "policy.rlkit").read_bytes()[:100])
     done = rlkit("enjoy", str(tmp_path))
     assert done.returncode == 2 and "corrupt or truncated" in done.stderr
+
+
+def test_enjoy_plays_a_tabular_q_policy(tmp_path):
+    run_dir = tmp_path / "frozen"
+    done = rlkit("run", "TabularQLearning_FrozenLake", "--set", "episodes=200",
+                 "--logdir", str(run_dir), "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = rlkit("enjoy", str(run_dir), "--episodes", "4")
+    assert done.returncode == 0, done.stderr
+    assert "(QLearningLearner, deterministic) on FrozenLake-v1" in done.stdout
+    returns = returns_of(done.stdout)
+    assert len(returns) == 4 and all(r in (0.0, 1.0) for r in returns)
