@@ -40,7 +40,8 @@ from torch import nn
 from ..policies.q_based import QBasedPolicy
 from ..policies.stochastic import StochasticPolicy
 from .built import LoadedActorPolicy
-from .q_based import NetworkQLearner, TableLearner
+from .q_based import TableLearner
+from .q_network import NetworkQLearner
 from .save_load import inference_form
 from .spaces import space_to_json
 

@@ -1,15 +1,15 @@
 """Artifacts of ``QBasedPolicy(learner, explorer)``: a tabular learner's action values as a
-table (``q_table``), a DQN-family learner's network (``q_network``), and the explorer's
+table (``q_table``; a DQN-family learner's network, ``q_network``, is
+:mod:`rlkit.deploy.q_network`'s), and the explorer's
 current epsilon (``predict(deterministic=False)`` and ``rlkit enjoy --stochastic`` explore
 with it; anything but epsilon-greedy is saved as greedy).
 
 The table is whatever the learner acts on, read state by state through ``learner(env)``
 (Q-learning's table, Double Q-learning's sum of two, Dyna's, ...), for ``Discrete``
-observation spaces. The network is described by :mod:`rlkit.deploy.networks`; QR-DQN's
-quantiles are averaged as the learner does when acting.
+observation spaces. This module needs no torch: tabular policies save and load without it.
 
-Loading gives a ``QBasedPolicy`` again, around a :class:`TableLearner` or a
-:class:`NetworkQLearner` (learners without learning methods): it acts in ``rk.run``, and
+Loading gives a ``QBasedPolicy`` again, around a :class:`TableLearner` (a learner without
+learning methods): it acts in ``rk.run``, and
 ``rk.greedy`` of it acts greedily.
 
 Example:
@@ -27,18 +27,15 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import torch
 
 from ..core.interfaces import AbstractLearner
-from ..learners.value_based.common import ValueBasedLearner, fast_forward
 from ..policies.explorers import EpsilonGreedyExplorer, GreedyExplorer
 from ..policies.q_based import ObservationView, QBasedPolicy
 from ..policies.v_based import VBasedPolicy
-from .networks import load_parameters, module_from_json, module_to_json
 from .registry import Artifact, loader, policy_artifact
 from .spaces import space_from_json, space_to_json
 
-__all__ = ["TableLearner", "NetworkQLearner", "learner_artifact"]
+__all__ = ["TableLearner", "learner_artifact", "q_based_policy"]
 
 
 class TableLearner(AbstractLearner):
@@ -61,37 +58,6 @@ class TableLearner(AbstractLearner):
     def __call__(self, env: Any) -> np.ndarray:
         start = getattr(self.state_space, "start", 0)
         return self.table[np.asarray(env.state) - start]
-
-
-class NetworkQLearner(AbstractLearner):
-    """Action values from a torch network: ``learner(env)`` is ``model(env.state)`` as float32
-    (the mean over ``n_quantiles`` quantiles for QR-DQN), as the DQN family acts. Learns
-    nothing.
-
-    Example:
-        >>> import torch
-        >>> NetworkQLearner(torch.nn.Linear(3, 2)).values(torch.zeros(1, 3)).shape
-        torch.Size([1, 2])
-    """
-
-    def __init__(self, model: torch.nn.Module, n_quantiles: int | None = None) -> None:
-        self.model = model.eval()
-        self.n_quantiles = n_quantiles
-        self._forward = fast_forward(model)  # as the DQN family acts: no module-call overhead
-
-    def __repr__(self) -> str:
-        return f"NetworkQLearner({type(self.model).__name__}, n_quantiles={self.n_quantiles})"
-
-    def values(self, obs: torch.Tensor) -> torch.Tensor:
-        """Q-values of a batch of float32 observations."""
-        out = self._forward(obs)
-        if self.n_quantiles is None:
-            return out
-        return out.unflatten(-1, (self.n_quantiles, -1)).mean(dim=-2)
-
-    def __call__(self, env: Any) -> np.ndarray:
-        with torch.inference_mode():
-            return self.values(torch.as_tensor(env.state, dtype=torch.float32)).numpy()
 
 
 # ---- saving: the learner decides what the values are ----
@@ -119,31 +85,6 @@ def _table_space(learner: Any) -> gym.spaces.Discrete:
         f"artifact needs a Discrete observation space (a table of shape (n_states, "
         f"n_actions)); got {table.shape if isinstance(table, np.ndarray) else approximator!r}"
     )
-
-
-@learner_artifact.register
-def _(learner: ValueBasedLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
-    if learner.state_space is None:
-        raise ValueError(
-            f"rk.save: {type(learner).__name__} has not run yet, so its observation space is "
-            f"unknown; save it after training (rk.run)"
-        )
-    return _network_artifact(learner.model, getattr(learner, "n_quantiles", None), learner)
-
-
-@learner_artifact.register
-def _(learner: NetworkQLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
-    return _network_artifact(learner.model, learner.n_quantiles, policy)
-
-
-def _network_artifact(model: torch.nn.Module, n_quantiles: Any, owner: Any):
-    meta = {
-        "network": module_to_json(model, "the Q-network"),
-        "n_quantiles": n_quantiles,
-        "observation_space": space_to_json(owner.state_space),
-        "preprocessing": {"observation": "float32 (flattened by the network)"},
-    }
-    return "q_network", meta, dict(model.state_dict())
 
 
 @policy_artifact.register
@@ -180,7 +121,7 @@ def _explorer(meta: dict[str, Any]) -> Any:
     return GreedyExplorer(seed=0) if epsilon is None else EpsilonGreedyExplorer(epsilon, seed=0)
 
 
-def _policy(learner: AbstractLearner, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any:
+def q_based_policy(learner: AbstractLearner, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any:
     policy = QBasedPolicy(learner, _explorer(meta))
     policy.state_space, policy.action_space = spaces
     policy.algorithm = meta["algorithm"]
@@ -192,17 +133,7 @@ def _policy(learner: AbstractLearner, meta: dict[str, Any], spaces: tuple[Any, A
 @loader("q_table")
 def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
     spaces = space_from_json(meta["observation_space"]), space_from_json(meta["action_space"])
-    return _policy(TableLearner(tensors["q"], spaces[0]), meta, spaces)
-
-
-@loader("q_network")
-def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
-    spaces = space_from_json(meta["observation_space"]), space_from_json(meta["action_space"])
-    model = module_from_json(meta["network"])
-    load_parameters(model, tensors)
-    learner = NetworkQLearner(model, meta.get("n_quantiles"))
-    learner.state_space = spaces[0]
-    return _policy(learner, meta, spaces)
+    return q_based_policy(TableLearner(tensors["q"], spaces[0]), meta, spaces)
 
 
 # ---- refused: a VBasedPolicy acts with its mapper, not with what it learned ----

@@ -19,8 +19,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from . import built as _built  # noqa: F401 - registers the built policies' artifacts
-from . import q_based as _q_based  # noqa: F401 - registers the Q-based policies' artifacts
+from . import q_based as _q_based  # noqa: F401 - registers the tabular artifacts (no torch)
 from .archive import SUFFIX, library_versions, read_archive, write_archive
 from .registry import Artifact, load_kind, policy_artifact
 from .spaces import check_env_spaces, space_to_json
@@ -29,6 +28,19 @@ __all__ = ["save", "load", "inference_form", "artifact_path", "RUN_DIR_ARTIFACT"
 
 #: the artifact ``rlkit run`` writes into its run directory at the end of a run
 RUN_DIR_ARTIFACT = "policy" + SUFFIX
+
+
+def _register_torch_kinds() -> None:
+    """Register the artifacts of torch policies (the DQN family, the built policies) when torch
+    is installed; tabular policies save and load without it."""
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError:
+        return
+    from . import built, q_network  # noqa: F401 - their methods and loaders register
+
+
+_register_torch_kinds()
 
 
 def save(policy: Any, path: str | os.PathLike) -> None:

@@ -157,3 +157,21 @@ def test_rlkit_run_of_a_policy_without_artifacts_says_so_and_succeeds(tmp_path):
         done.stdout
     )
     assert not (run_dir / "policy.rlkit").exists() and (run_dir / "episodes.csv").is_file()
+
+
+def test_tabular_policies_save_and_load_without_torch(trained):
+    _, path, obs, actions, _ = trained[TABULAR]
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["torch"] = None  # torch cannot be imported
+        import numpy as np, rlkit as rk
+        policy = rk.load({str(path)!r})
+        rk.save(policy, {str(path.with_name("again.rlkit"))!r})
+        print(rk.load({str(path.with_name("again.rlkit"))!r}).predict(np.arange(48)).tolist())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == rk.load(path).predict(np.arange(48)).tolist()
