@@ -324,7 +324,7 @@ def _save_policy(experiment: Any, run_dir: Path) -> None:
 
     try:
         save(experiment.policy, run_dir / RUN_DIR_ARTIFACT)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, ModuleNotFoundError) as error:  # e.g. safetensors missing
         print(f"no {RUN_DIR_ARTIFACT} for this policy: {error}")
         return
     print(f"trained policy written to {run_dir / RUN_DIR_ARTIFACT} (rlkit enjoy {run_dir})")

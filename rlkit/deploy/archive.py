@@ -65,8 +65,20 @@ def library_versions() -> dict[str, str | None]:
     return found
 
 
+def _safetensors_numpy() -> Any:
+    """``safetensors.numpy``, or a ``ModuleNotFoundError`` saying how to install it."""
+    try:
+        import safetensors.numpy
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            "rk.save and rk.load store tensors with safetensors: pip install safetensors",
+            name="safetensors",
+        ) from error
+    return safetensors.numpy
+
+
 def _tensor_bytes(tensors: dict[str, Any]) -> bytes:
-    from safetensors.numpy import save
+    save = _safetensors_numpy().save
 
     arrays = {}
     for name, value in tensors.items():
@@ -167,8 +179,8 @@ def _parse_meta(where: str, text: bytes) -> dict[str, Any]:
 
 
 def _parse_tensors(where: str, data: bytes) -> dict[str, np.ndarray]:
+    load = _safetensors_numpy().load
     from safetensors import SafetensorError
-    from safetensors.numpy import load
 
     try:
         return load(data)

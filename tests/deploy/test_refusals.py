@@ -205,3 +205,12 @@ def test_a_space_json_cannot_hold_is_refused(tmp_path):
 
     with pytest.raises(TypeError, match="cannot store the space Tuple.*FlattenObservation"):
         space_to_json(gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Discrete(3))))
+
+
+def test_without_safetensors_save_says_how_to_install_it(monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
+    with pytest.raises(ModuleNotFoundError, match="pip install safetensors"):
+        rk.save(rk.PPO(rk.GymEnv("CartPole-v1"), seed=0), tmp_path / "p.rlkit")
+    assert not list(tmp_path.iterdir())
