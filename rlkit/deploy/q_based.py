@@ -122,6 +122,15 @@ def _explorer(meta: dict[str, Any]) -> Any:
 
 
 def q_based_policy(learner: AbstractLearner, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any:
+    """The loaded ``QBasedPolicy(learner, explorer)``: epsilon-greedy with the saved epsilon
+    (greedy when none was saved), knowing its spaces and algorithm.
+
+    Example:
+        >>> import gymnasium as gym, numpy as np
+        >>> spaces = gym.spaces.Discrete(2), gym.spaces.Discrete(2)
+        >>> q_based_policy(TableLearner(np.eye(2)), {"algorithm": "Q", "epsilon": 0.1}, spaces)
+        QBasedPolicy(TableLearner(table of shape (2, 2)), EpsilonGreedyExplorer(0.1))
+    """
     policy = QBasedPolicy(learner, _explorer(meta))
     policy.state_space, policy.action_space = spaces
     policy.algorithm = meta["algorithm"]
