@@ -103,3 +103,9 @@ def test_a_dqn_learner_that_never_ran_does_not_know_its_observations():
     replay = rk.CircularArraySARTTrajectory(10, env.state_space, env.action_space)
     rk.run(rk.Agent(policy, replay), env, rk.StopAfterNSteps(1))
     assert policy.predict(np.zeros(4)).shape == ()
+
+
+def test_an_agent_predicts_with_its_policy(ppo):
+    agent = rk.Agent(ppo, rk.RolloutTrajectory(8))
+    obs = np.linspace(-0.1, 0.1, 40, dtype=np.float32).reshape(10, 4)
+    np.testing.assert_array_equal(agent.predict(obs), ppo.predict(obs))
