@@ -171,7 +171,9 @@ def _build_model(meta: dict[str, Any], spaces: tuple[Any, Any], tensors: dict) -
         raise ArtifactError(
             f"the artifact's dist_class {dist_path!r} is not an action distribution"
         )
-    model = model_fn(spaces[0], spaces[1], dist_class, dict(network["config"]), 0)
+    # a seed as BuiltPolicy gives one (the initial weights are overwritten next)
+    seed = np.random.SeedSequence(0)
+    model = model_fn(spaces[0], spaces[1], dist_class, dict(network["config"]), seed)
     load_parameters(model, tensors)
     return model.eval(), dist_class
 
