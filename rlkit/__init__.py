@@ -136,6 +136,10 @@ _LAZY: dict[str, str] = {
     ),
     "TileCoder": "rlkit.approximators.tile_coding",
     "TargetNetwork": "rlkit.approximators.neural",
+    # using trained policies (docs/how-to/trained-policies.md)
+    **dict.fromkeys(["save", "load"], "rlkit.deploy.save_load"),
+    "export": "rlkit.deploy.export",
+    "ArtifactError": "rlkit.deploy.errors",
     # learners
     "TDLearner": "rlkit.learners.tabular.td",
     "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",

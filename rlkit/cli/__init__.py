@@ -125,6 +125,9 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
     plot.add_argument("run_dir", type=Path, help="the run directory of 'rlkit run'")
     plot.add_argument("--output", type=Path, default=None, help="the PNG file to write")
     plot.set_defaults(func=_plot)
+    from .enjoy import add_parser as add_enjoy
+
+    add_enjoy(sub)
     return parser
 
 
@@ -305,8 +308,23 @@ def _execute(
     report_evaluations(experiment, run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
+    _save_policy(experiment, run_dir)
     print(f"results written to {run_dir}")
     return 0
+
+
+def _save_policy(experiment: Any, run_dir: Path) -> None:
+    """The trained policy's inference artifact, ``RUN_DIR/policy.rlkit`` (``rk.load(RUN_DIR)``,
+    ``rlkit enjoy RUN_DIR``), written atomically after the run (its results are unchanged);
+    a policy kind without artifacts only gets a note."""
+    from ..deploy.save_load import RUN_DIR_ARTIFACT, save
+
+    try:
+        save(experiment.policy, run_dir / RUN_DIR_ARTIFACT)
+    except (TypeError, ValueError, ModuleNotFoundError) as error:  # e.g. safetensors missing
+        print(f"no {RUN_DIR_ARTIFACT} for this policy: {error}")
+        return
+    print(f"trained policy written to {run_dir / RUN_DIR_ARTIFACT} (rlkit enjoy {run_dir})")
 
 
 def _interrupted(run_dir: Path, config: dict[str, Any], hook: Any) -> int:

@@ -32,6 +32,7 @@ RESULTS = (
     "tensorboard",
     "checkpoints",
     "learning_curve.png",
+    "policy.rlkit",
 )
 
 

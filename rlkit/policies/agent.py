@@ -54,6 +54,18 @@ class Agent(AbstractPolicy):
     def __repr__(self) -> str:
         return f"Agent({self.policy!r}, {self.trajectory!r})"
 
+    def predict(self, obs: Any, deterministic: bool = True, action_masks: Any = None) -> Any:
+        """The agent's policy's ``predict`` (:mod:`rlkit.policies.predict`): actions for plain
+        numpy observations, e.g. ``experiment.policy.predict(obs)`` after ``rk.run``.
+
+        Example:
+            >>> import rlkit as rk
+            >>> env = rk.GymEnv("CartPole-v1", seed=0)
+            >>> rk.PPO.agent(env).predict([0.0, 0.0, 0.0, 0.0]).shape
+            ()
+        """
+        return self.policy.predict(obs, deterministic=deterministic, action_masks=action_masks)
+
     def act(self, env: Any) -> Any:
         return self.policy.act(env)
 

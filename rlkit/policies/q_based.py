@@ -17,6 +17,7 @@ from ..core.interfaces import (
 from ..core.stages import AbstractStage
 from ..core.state import get_state
 from .explorers import AbstractExplorer, GreedyExplorer
+from .predict import mask_batch, masked_argmax, observation_batch, single_or_batch
 
 __all__ = ["QBasedPolicy", "check_spaces"]
 
@@ -85,6 +86,55 @@ class QBasedPolicy(AbstractPolicy):
         explorer)."""
         return self.explorer.prob(self.learner(env), env.legal_action_mask)
 
+    # ---- predict: actions for plain numpy observations (SB3's model.predict) ----
+    def predict(
+        self, obs: Any, deterministic: bool = True, action_masks: Any = None
+    ) -> np.ndarray:
+        """The actions for one observation or a batch (see :mod:`rlkit.policies.predict`).
+
+        ``deterministic``: the first maximal legal action (``numpy.argmax``'s tie-break, as
+        SB3's DQN and the ONNX export; ``rk.greedy`` breaks ties at random instead). Otherwise
+        a draw from ``explorer.prob`` (epsilon-greedy with the explorer's current epsilon) made
+        with a generator of ``predict``'s own, so the explorer's schedule and generator, and
+        thus a training run, are not changed. ``action_masks``: legal actions, ``(n_actions,)``
+        or ``(n, n_actions)`` booleans.
+
+        Example:
+            >>> import numpy as np, rlkit as rk
+            >>> env = rk.GymEnv("CliffWalking-v1", seed=0)
+            >>> q = rk.TabularQApproximator(env.state_space, env.action_space)
+            >>> q.table[5] = [0.0, 2.0, 1.0, 0.0]
+            >>> policy = rk.QBasedPolicy(rk.TDLearner(q, method="qlearning"),
+            ...                          rk.EpsilonGreedyExplorer(0.1, seed=0))
+            >>> policy.predict(5), policy.predict(np.array([5, 5])).tolist()
+            (array(1), [1, 1])
+        """
+        owner = type(self).__name__
+        batch, single = observation_batch(owner, obs, observation_space(self))
+        values = self.values(batch)
+        masks = mask_batch(owner, action_masks, len(batch), values.shape[-1])
+        if deterministic:
+            actions = masked_argmax(values, masks)
+        else:
+            rng = self.__dict__.setdefault("_predict_rng", np.random.default_rng(0))
+            actions = np.array(
+                [
+                    rng.choice(len(row), p=self.explorer.prob(row, None if m is None else m))
+                    for row, m in zip(values, [None] * len(values) if masks is None else masks,
+                                      strict=True)
+                ],
+                dtype=np.int64,
+            )
+        return single_or_batch(actions, single)
+
+    def values(self, batch: np.ndarray) -> np.ndarray:
+        """The learner's action values ``(n, n_actions)`` for a batch of observations, computed
+        as when acting (``learner(env)`` on a view holding them): one forward pass for a
+        neural learner, one call per row for others."""
+        if hasattr(self.learner, "model"):  # neural: a batch as a vector env's states
+            return np.asarray(self.learner(ObservationView(batch, vector=True)))
+        return np.stack([np.asarray(self.learner(ObservationView(o))) for o in batch])
+
     def state_dict(self) -> dict[str, Any]:
         """The learner's and the explorer's state, for checkpoints."""
         return {"learner": get_state(self.learner), "explorer": self.explorer.state_dict()}
@@ -93,6 +143,37 @@ class QBasedPolicy(AbstractPolicy):
         """Restore a state saved by :meth:`state_dict`."""
         self.learner.load_state_dict(state["learner"])
         self.explorer.load_state_dict(state["explorer"])
+
+
+class ObservationView:
+    """What a learner reads when computing action values: ``state`` (and ``is_vector``,
+    ``n_envs``), without an environment (``QBasedPolicy.predict``)."""
+
+    legal_action_mask = None
+
+    def __init__(self, state: Any, *, vector: bool = False) -> None:
+        self.state = state.item() if not vector and np.ndim(state) == 0 else state
+        self.is_vector = vector
+        self.n_envs = len(state) if vector else 1
+
+
+def observation_space(policy: QBasedPolicy) -> Any:
+    """The observation space a Q-based policy acts on: its own ``state_space`` (loaded
+    policies), its learner's (recorded when a neural learner first runs), or a tabular
+    approximator's ``Discrete(n_states)``; refused when unknown."""
+    import gymnasium as gym
+
+    for owner in (policy, policy.learner):
+        space = getattr(owner, "state_space", None)
+        if space is not None:
+            return space
+    table = getattr(getattr(policy.learner, "approximator", None), "table", None)
+    if isinstance(table, np.ndarray) and table.ndim == 2:
+        return gym.spaces.Discrete(table.shape[0])
+    raise ValueError(
+        f"{type(policy).__name__}.predict: the observation space of {policy.learner!r} is not "
+        f"known; run the policy once (rk.run) or load it with rk.load"
+    )
 
 
 def check_spaces(learner: Any, env: Any, *, with_actions: bool) -> None:

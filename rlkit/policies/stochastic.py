@@ -30,6 +30,7 @@ from ..core.stages import AbstractStage, PostActStage, PreActStage
 from ..core.state import get_state, require_keys, set_state
 from ..trajectories.rollout import RolloutTrajectory
 from .distributions import ActionDistribution, distribution_for
+from .predict import mask_batch, observation_batch, single_or_batch
 from .spaces import check_env_fits
 
 __all__ = ["StochasticPolicy", "DeterministicPolicy", "is_vector_env", "batch_view"]
@@ -156,6 +157,49 @@ class StochasticPolicy(AbstractPolicy):
             return actions
         action = actions[0]
         return action.item() if action.ndim == 0 else action
+
+    # ---- predict: actions for plain numpy observations (SB3's model.predict) ----
+    def predict(
+        self, obs: Any, deterministic: bool = True, action_masks: Any = None
+    ) -> np.ndarray:
+        """The actions for one observation or a batch (see :mod:`rlkit.policies.predict`):
+        the distribution's mode when ``deterministic``, else a sample drawn with a generator
+        of ``predict``'s own (seeded 0; the policy's sampling generator, and so a training
+        run, is not changed). ``Box`` actions are clipped to the space, as when acting.
+        ``action_masks``: legal actions of a ``Discrete`` space. Needs ``self.state_space``
+        (built and loaded policies have it).
+
+        Example:
+            >>> import rlkit as rk
+            >>> policy = rk.PPO(rk.GymEnv("CartPole-v1", seed=0), seed=0)
+            >>> policy.predict([0.0, 0.0, 0.0, 0.0]).shape, policy.predict([[0.0] * 4] * 3).shape
+            ((), (3,))
+        """
+        owner = getattr(type(self), "name", type(self).__name__)
+        space = getattr(self, "state_space", None)
+        if space is None:
+            raise ValueError(f"{owner}.predict: the policy has no state_space (observations)")
+        batch, single = observation_batch(owner, obs, space)
+        n_actions = getattr(self.action_space, "n", None)
+        masks = mask_batch(owner, action_masks, len(batch), n_actions)
+        with torch.no_grad():
+            dist = self.distribution(self.observation_tensor(batch), masks)
+            if deterministic:
+                actions = dist.mode()
+            else:
+                generator = self.__dict__.get("_predict_generator")
+                if generator is None:
+                    generator = self._predict_generator = torch.Generator().manual_seed(0)
+                actions = dist.sample(generator)
+        return single_or_batch(self.env_actions(actions.cpu().numpy()), single)
+
+    def env_actions(self, actions: np.ndarray) -> np.ndarray:
+        """A batch of actions as the environment receives them (Box: clipped and cast)."""
+        if self._clip:
+            actions = np.clip(actions, self.action_space.low, self.action_space.high)
+            if self._cast is not None:
+                actions = _cast(actions, self._cast)
+        return actions
 
     # ---- checkpoints ----
     def state_dict(self) -> dict[str, Any]:

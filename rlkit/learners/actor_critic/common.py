@@ -68,6 +68,7 @@ from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
+from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...schedules import Schedule
@@ -353,6 +354,48 @@ class OffPolicyActorCritic(BuiltPolicy):
             with torch.no_grad():
                 scaled = self.explore(obs.to(self.device)).cpu().numpy().astype(np.float64)
         return self._env_action(scaled, vector)
+
+    #: whether ``predict(deterministic=False)`` samples (SAC's squashed Gaussian); DDPG's and
+    #: TD3's stochastic predict is the deterministic action, as in SB3 (their action noise is
+    #: a training device, not part of the policy)
+    samples_in_predict = False
+
+    def predict(
+        self, obs: Any, deterministic: bool = True, action_masks: Any = None
+    ) -> np.ndarray:
+        """The actions for one observation or a batch (see :mod:`rlkit.policies.predict`):
+        ``model(obs)`` (the deterministic action in ``[-1, 1]``) rescaled to the ``Box`` and
+        clipped, as ``rk.greedy(policy)`` acts; with ``deterministic=False`` SAC samples its
+        squashed Gaussian (with a generator of ``predict``'s own). Warm-up (uniform actions
+        before ``learning_starts``) is a training device and not applied. ``action_masks``
+        must be None (a ``Box`` has no legal-action mask).
+
+        Example:
+            >>> import rlkit as rk
+            >>> policy = rk.TD3(rk.GymEnv("Pendulum-v1", seed=0), seed=0)
+            >>> policy.predict([1.0, 0.0, 0.0]).shape, policy.predict([[1.0, 0.0, 0.0]]).shape
+            ((1,), (1, 1))
+        """
+        owner = type(self).name
+        batch, single = observation_batch(owner, obs, self.state_space)
+        mask_batch(owner, action_masks, len(batch), None)
+        obs_t = torch.as_tensor(batch, dtype=torch.float32, device=self.device)
+        with torch.no_grad():
+            if deterministic or not self.samples_in_predict:
+                scaled = self.model(obs_t)
+            else:
+                generator = self.__dict__.get("_predict_generator")
+                if generator is None:
+                    generator = self._predict_generator = torch.Generator().manual_seed(0)
+                scaled = self.sample_scaled(obs_t, generator)
+        space = self.action_space
+        scaled = scaled.cpu().numpy().astype(np.float64).reshape(-1, *space.shape)
+        actions = np.clip(unscale_action(space, scaled).astype(space.dtype), space.low, space.high)
+        return single_or_batch(actions, single)
+
+    def sample_scaled(self, obs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """A stochastic action in ``[-1, 1]`` drawn with ``generator`` (SAC's)."""
+        raise NotImplementedError
 
     def _env_action(self, scaled: np.ndarray, vector: bool) -> Any:
         space = self.action_space

@@ -195,6 +195,14 @@ def sac_model(state_space, action_space, dist_class, config, seed):
     )
 
 
+def squashed_sample(model: Any, obs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """SAC's action in ``[-1, 1]``: ``tanh(mean + std * noise)``, the noise drawn with
+    ``generator`` (acting, and ``predict(deterministic=False)``)."""
+    mean, log_std = model.actor(obs)
+    noise = torch.randn(mean.shape, generator=generator).to(mean.device)
+    return torch.tanh(mean + log_std.exp() * noise)
+
+
 class _SACBase(OffPolicyActorCritic):
     """Acting: a sample of the squashed Gaussian (policy's own generator)."""
 
@@ -211,10 +219,14 @@ class _SACBase(OffPolicyActorCritic):
             made.pop("ent_coef")
         return made
 
+    samples_in_predict = True
+    sample_fn = staticmethod(squashed_sample)  # what an inference artifact names
+
     def explore(self, obs: torch.Tensor) -> torch.Tensor:
-        mean, log_std = self.model.actor(obs)
-        noise = torch.randn(mean.shape, generator=self.generator).to(mean.device)
-        return torch.tanh(mean + log_std.exp() * noise)
+        return squashed_sample(self.model, obs, self.generator)
+
+    def sample_scaled(self, obs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        return squashed_sample(self.model, obs, generator)
 
 
 SAC = build_policy(

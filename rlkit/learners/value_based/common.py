@@ -324,6 +324,8 @@ class ValueBasedLearner(AbstractLearner):
         self._cpu = self.device.type == "cpu"
         self._sampler_draws_batches = _draws_batches(self.sampler)
         self._act_forward = fast_forward(self.model)
+        self.state_space: Any = None  # set by check() when a run starts
+        self.action_space: Any = None
         self.env_steps = 0
         self.gradient_steps = 0
         self.loss = math.nan
@@ -397,6 +399,8 @@ class ValueBasedLearner(AbstractLearner):
                 f"{name}: the approximator outputs {got} values per state, but the action space "
                 f"{space} needs {expected}{per}"
             )
+        # the spaces it was checked against: predict() and rk.save read them
+        self.state_space, self.action_space = env.state_space, space
 
     # ---- the off-policy driver's protocol (rlkit.learners.drivers.off_policy) ----
     def due(self, env: AbstractEnv | AbstractVectorEnv) -> int:

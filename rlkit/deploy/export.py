@@ -1,0 +1,178 @@
+"""``rk.export(policy, "policy.onnx")``: the greedy policy as an ONNX graph (opset
+:data:`OPSET`), observation preprocessing included, for inference outside Python.
+
+The graph has one input ``obs`` (a batch: ``(n, *observation_shape)``, float32; int64 state
+indices for tabular policies) and one output ``action``: int64 for ``Discrete`` (the first
+maximal action, ``ArgMax``), the distribution's mode for the other discrete spaces, and for
+``Box`` the deterministic action as the trained policy's ``predict`` computes it (SAC/TD3/DDPG:
+the tanh-squashed actor output rescaled to the bounds; PPO/A2C/VPG/TRPO: the Gaussian's mean),
+clipped to the bounds. rlkit's recipes preprocess observations only by casting to float32 and
+flattening, both inside the graph. Legal-action masks are not part of the graph.
+
+The export uses torch's TorchScript-based exporter (``torch.onnx.export(..., dynamo=False)``),
+which needs the ``onnx`` package only (the dynamo-based one also needs ``onnxscript``); the
+file's metadata (``metadata_props``) records the opset, the algorithm, the spaces as JSON and
+the rlkit version. Install the extra: ``pip install onnx onnxruntime``.
+
+Example:
+    >>> import numpy as np, onnxruntime, rlkit as rk, tempfile, os
+    >>> policy = rk.PPO(rk.GymEnv("CartPole-v1", seed=0), seed=0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "ppo.onnx")
+    >>> rk.export(policy, path)
+    >>> session = onnxruntime.InferenceSession(path)
+    >>> obs = np.zeros((2, 4), np.float32)
+    >>> session.run(None, {"obs": obs})[0].tolist() == policy.predict(obs).tolist()
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from ..policies.q_based import QBasedPolicy
+from ..policies.stochastic import StochasticPolicy
+from .built import LoadedActorPolicy
+from .q_based import TableLearner
+from .q_network import NetworkQLearner
+from .save_load import inference_form
+from .spaces import space_to_json
+
+__all__ = ["export", "greedy_module", "OPSET"]
+
+#: the ONNX opset of exported graphs
+OPSET = 17
+
+
+class _Greedy(nn.Module):
+    def __init__(self, fn: Any, **modules: Any) -> None:
+        super().__init__()
+        self.fn = fn
+        for name, value in modules.items():
+            if isinstance(value, torch.Tensor):
+                self.register_buffer(name, value)
+            else:
+                setattr(self, name, value)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.fn(self, obs)
+
+
+@functools.singledispatch
+def greedy_module(policy: Any) -> tuple[nn.Module, torch.Tensor]:
+    """``(module, example_input)``: a torch module computing the greedy action of a batch of
+    observations, for a policy in the loaded form (``rk.load``'s); one method per form."""
+    raise TypeError(f"rk.export: no ONNX graph for a {type(policy).__name__}")
+
+
+@greedy_module.register
+def _(policy: QBasedPolicy) -> tuple[nn.Module, torch.Tensor]:
+    learner = policy.learner
+    if isinstance(learner, TableLearner):
+        start = int(getattr(learner.state_space, "start", 0))
+        module = _Greedy(
+            lambda m, obs: m.table[obs - start].argmax(-1), table=torch.from_numpy(learner.table)
+        )
+        return module, torch.zeros(2, dtype=torch.int64)
+    if isinstance(learner, NetworkQLearner):
+        values = NetworkQLearner(learner.model, learner.n_quantiles).values  # registered below
+        module = _Greedy(lambda m, obs: values(obs).argmax(-1), model=learner.model)
+        return module, _example(policy.state_space)
+    raise TypeError(f"rk.export: no ONNX graph for the learner {learner!r}")
+
+
+def _clamp(policy: Any) -> dict[str, torch.Tensor]:
+    space = policy.action_space
+    return {
+        "low": torch.as_tensor(space.low, dtype=torch.float32),
+        "high": torch.as_tensor(space.high, dtype=torch.float32),
+    }
+
+
+@greedy_module.register
+def _(policy: StochasticPolicy) -> tuple[nn.Module, torch.Tensor]:
+    dist_class, space = policy.dist_class, policy.action_space
+
+    def forward(m: nn.Module, obs: torch.Tensor) -> torch.Tensor:
+        action = dist_class.from_inputs(m.model(obs), space, None).mode()
+        return torch.clamp(action, m.low, m.high) if isinstance(space, gym.spaces.Box) else action
+
+    extra = _clamp(policy) if isinstance(space, gym.spaces.Box) else {}
+    return _Greedy(forward, model=policy.model, **extra), _example(policy.state_space)
+
+
+@greedy_module.register
+def _(policy: LoadedActorPolicy) -> tuple[nn.Module, torch.Tensor]:
+    def forward(m: nn.Module, obs: torch.Tensor) -> torch.Tensor:
+        scaled = m.model(obs)
+        return torch.clamp(m.low + 0.5 * (scaled + 1.0) * (m.high - m.low), m.low, m.high)
+
+    return _Greedy(forward, model=policy.model, **_clamp(policy)), _example(policy.state_space)
+
+
+def _example(space: Any) -> torch.Tensor:
+    return torch.zeros((2, *space.shape), dtype=torch.float32)
+
+
+def export(policy: Any, path: str | os.PathLike) -> None:
+    """Write ``policy``'s greedy form as ONNX (opset :data:`OPSET`) to ``path``; any policy
+    ``rk.save`` takes (a trained one, or one ``rk.load`` returned). See the module docstring
+    for the graph's input, output and metadata.
+
+    Example:
+        >>> import numpy as np, onnxruntime, rlkit as rk, tempfile, os
+        >>> policy = rk.SAC(rk.GymEnv("Pendulum-v1", seed=0), seed=0)
+        >>> path = os.path.join(tempfile.mkdtemp(), "sac.onnx")
+        >>> rk.export(policy, path)
+        >>> obs = np.ones((3, 3), np.float32)
+        >>> out = onnxruntime.InferenceSession(path).run(None, {"obs": obs})[0]
+        >>> bool(np.allclose(out, policy.predict(obs), atol=1e-5))
+        True
+    """
+    try:
+        import onnx
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            "rk.export needs the onnx package (and onnxruntime to run the file): "
+            "pip install onnx onnxruntime",
+            name="onnx",
+        ) from error
+    loaded = inference_form(policy)
+    module, example = greedy_module(loaded)
+    module.eval()
+    with torch.no_grad(), warnings.catch_warnings():
+        # the TorchScript-based exporter is chosen on purpose (see the module docstring)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        torch.onnx.export(
+            module,
+            (example,),
+            os.fspath(path),
+            input_names=["obs"],
+            output_names=["action"],
+            dynamic_axes={"obs": {0: "batch"}, "action": {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+    model = onnx.load(os.fspath(path))
+    from ..core.version import __version__
+
+    for key, value in {
+        "rlkit_version": __version__,
+        "opset": str(OPSET),
+        "algorithm": str(loaded.algorithm),
+        "observation_space": json.dumps(space_to_json(loaded.state_space)),
+        "action_space": json.dumps(space_to_json(loaded.action_space)),
+        "input": "obs: a batch of observations (float32; int64 state indices for tables)",
+        "output": "action: the greedy action of each observation",
+    }.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(model, os.fspath(path))

@@ -1,0 +1,57 @@
+"""Helpers of the tests of rlkit.deploy (tests/deploy/conftest.py trains the policies): every
+bundled deep recipe and one tabular one, trained briefly (each makes at least one learning
+step), saved with rk.save, with 1,000 observations of its observation space and the trained
+policy's predict() on them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rlkit as rk
+from rlkit.core.experiment import recipe_parameters
+from rlkit.learners.built import BuiltPolicy
+
+TABULAR = "TabularQLearning_CliffWalking"
+SMALL = {"learning_starts": 32, "batch_size": 32, "train_freq": 4, "gradient_steps": 1}
+
+
+def deep_recipes() -> list[str]:
+    """The bundled recipes with a torch policy (a steps or generations budget)."""
+    return [
+        name
+        for name in rk.list_experiments()
+        if {"total_steps", "generations"} & set(recipe_parameters(name))
+    ]
+
+
+def brief(name: str) -> dict:
+    """A budget that makes one learning step: one rollout for on-policy learners, a few
+    transitions past a small learning_starts for replay learners, one ES generation."""
+    params = recipe_parameters(name)
+    if "generations" in params:
+        return {"generations": 1}
+    if "episodes" in params:
+        return {"episodes": 50}
+    small = {k: v for k, v in SMALL.items() if k in params}
+    probe = rk.make_experiment(name, seed=0, total_steps=10**6, **small)
+    policy = probe.policy.policy
+    n_envs = getattr(probe.env, "n_envs", 1)
+    if isinstance(policy, BuiltPolicy) and "n_steps" in policy.config and not small:
+        return {"total_steps": policy.config["n_steps"] * n_envs}
+    return {"total_steps": 160, **small}
+
+
+def learning_steps(policy) -> int:
+    """How many times the policy learned (gradient steps, generations or table updates)."""
+    policy = getattr(policy, "policy", policy)  # an Agent's
+    learner = getattr(policy, "learner", policy)
+    for name in ("gradient_steps", "updates"):
+        if getattr(learner, name, 0):
+            return int(getattr(learner, name))
+    table = getattr(getattr(learner, "approximator", None), "table", None)
+    return int(np.count_nonzero(table)) if table is not None else 0
+
+
+def observations(space, n: int = 1000, seed: int = 0) -> np.ndarray:
+    space.seed(seed)
+    return np.stack([space.sample() for _ in range(n)])
