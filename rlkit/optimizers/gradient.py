@@ -19,6 +19,7 @@ from .base import (
     evaluate_loss,
     total_norm,
 )
+from .finite import check_finite
 
 __all__ = [
     "GradientDescent",
@@ -262,13 +263,20 @@ class GradientDescent(OptimizerModule):
         def closure() -> torch.Tensor:
             clear_grads(params)
             loss = evaluate_loss("GradientDescent", fn_loss)
+            loss_value = check_finite("GradientDescent", "loss", loss.detach())
             loss.backward()
             norm = None if fn_gradients is None else fn_gradients(params)
-            if norm is None:
+            if norm is None or not getattr(fn_gradients, "returns_gradient_norm", False):
+                # the norm of the gradients the torch optimizer will use (a user's
+                # fn_gradients may change them and return anything)
                 grads = [p.grad for p in params if p.grad is not None]
-                norm = float(total_norm(grads)) if grads else 0.0
+                actual = float(total_norm(grads)) if grads else 0.0
+                check_finite("GradientDescent", "gradient norm", actual)
+                norm = actual if norm is None else norm
+            else:  # the norm before clipping: finite exactly when the clipped gradients are
+                check_finite("GradientDescent", "gradient norm", norm)
             grad_norms.append(float(norm))
-            losses.append(float(loss.detach()))
+            losses.append(loss_value)
             return loss
 
         detached = [p.detach() for p in params] if self.keep_deltas else []

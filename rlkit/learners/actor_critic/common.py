@@ -37,7 +37,6 @@ coefficient with the networks.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -64,6 +63,7 @@ from ...core.state import (
     set_state,
     state_count,
 )
+from ...optimizers.finite import NonFiniteError
 from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
@@ -431,11 +431,6 @@ class OffPolicyActorCritic(BuiltPolicy):
         def fn_loss() -> torch.Tensor:
             out = fn(self, self.model, self.dist_class, batch)
             loss, extra = out if isinstance(out, tuple) else (out, {})
-            if not math.isfinite(loss.item()):
-                raise FloatingPointError(
-                    f"{type(self).name}: the {name} loss is {loss.item()} at gradient step "
-                    f"{self.gradient_steps} (transition {self.transitions})"
-                )
             info.update(extra)
             return loss
 
@@ -444,6 +439,12 @@ class OffPolicyActorCritic(BuiltPolicy):
             p.requires_grad_(False)
         try:
             result = self.optimizer[name].step(self.params[name], fn_loss)
+        except NonFiniteError as error:
+            what = "loss" if error.what == "loss" else f"loss's {error.what}"
+            raise error.restated(
+                f"{type(self).name}: the {name} {what} is {error.value} at gradient step "
+                f"{self.gradient_steps} (transition {self.transitions})"
+            ) from None
         finally:
             for p in others:
                 p.requires_grad_(True)
