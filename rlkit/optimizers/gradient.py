@@ -20,6 +20,7 @@ from .base import (
     total_norm,
 )
 from .finite import check_finite
+from .torch_settings import check_torch_settings
 
 __all__ = [
     "GradientDescent",
@@ -115,7 +116,9 @@ class GradientDescent(OptimizerModule):
             error; for a learner that reads only the loss, as the off-policy actor-critics).
         lr_scheduler: a function ``torch optimizer -> torch.optim.lr_scheduler.LRScheduler``,
             stepped after every step (None: none).
-        **kw: the torch optimizer's arguments (``lr=3e-4``, ...).
+        **kw: the torch optimizer's arguments (``lr=3e-4``, ...); refused now when torch
+            refuses them, when a number is nan or inf, or when it lies outside its range
+            (``momentum`` in [0, 1], ``weight_decay >= 0``, ...: ``torch_settings.py``).
 
     ``learning_rate`` reads and sets the learning rate of every parameter group (a learner with
     a learning-rate ``Schedule`` sets it before each update).
@@ -164,6 +167,7 @@ class GradientDescent(OptimizerModule):
             finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
         if isinstance(self.torch_optimizer_cls, type):
             _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
+        check_torch_settings("GradientDescent", self.torch_optimizer_cls, self.kwargs)
 
     @classmethod
     def wrap(

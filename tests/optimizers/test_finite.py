@@ -101,3 +101,65 @@ def test_evolutionary_refuses_a_nan_perturbed_loss_and_rewinds_its_generator():
         es.step([w], loss)
     assert torch.equal(w.detach(), before)
     assert torch.equal(es.generator.get_state(), generator)
+
+
+# ---- issue 21, item 4: rk.optimizers.make refuses settings that destroy parameters ----
+
+
+def _numeric_settings():
+    """(optimizer name, key, a nan version of its default) for every number-valued setting of
+    every torch optimizer make builds."""
+    import inspect
+
+    from rlkit.optimizers.gradient import torch_optimizer_class, torch_optimizer_names
+
+    cases = []
+    for name in torch_optimizer_names():
+        cls = torch_optimizer_class("test", name)
+        for key, p in inspect.signature(cls).parameters.items():
+            default = p.default
+            if isinstance(default, bool) or key == "params":
+                continue
+            if isinstance(default, (int, float)):
+                cases.append((name, key, math.nan))
+            elif isinstance(default, tuple) and all(
+                isinstance(v, (int, float)) or v is None for v in default
+            ):
+                bad = tuple(math.nan if v is not None else v for v in default)
+                cases.append((name, key, bad))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "key", "value"), _numeric_settings())
+def test_make_refuses_a_nan_setting_of_every_torch_optimizer_naming_the_key(name, key, value):
+    with pytest.raises(ValueError, match=rf"GradientDescent.*\b{key}\b"):
+        rk.optimizers.make({"type": name, key: value})
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"type": "sgd", "lr": 0.1, "momentum": math.nan}, r"SGD\): momentum must be .*nan"),
+        ({"type": "adam", "weight_decay": math.inf}, r"Adam\): weight_decay must be .*>= 0.*inf"),
+        ({"type": "sgd", "lr": 0.1, "momentum": 1.5}, r"SGD\): momentum must be .*<= 1, got 1.5"),
+        ({"type": "rmsprop", "alpha": 2.0}, r"RMSprop\): alpha must be .*<= 1, got 2.0"),
+        ({"type": "adam", "betas": (0.9, 1.0)}, r"betas"),
+        ({"type": "sgd", "lr": 0.1, "dampening": -0.5}, r"SGD\): dampening must be .*-0.5"),
+        ({"type": "adagrad", "lr_decay": -1.0}, r"Adagrad.*lr_decay.*-1.0"),
+        ({"type": "gradient_descent", "optimizer": "adamw", "weight_decay": -math.inf},
+         r"AdamW.*weight_decay.*-inf"),
+    ],
+)
+def test_make_refuses_out_of_range_settings_naming_the_module_and_key(spec, message):
+    with pytest.raises(ValueError, match=message):
+        rk.optimizers.make(spec)
+
+
+def test_the_defaults_and_the_recipes_settings_are_accepted():
+    from rlkit.optimizers.gradient import torch_optimizer_names
+
+    for name in torch_optimizer_names():
+        rk.optimizers.make({"type": name})
+    rk.optimizers.make({"type": "adam", "lr": 3e-4, "eps": 1e-5, "betas": (0.9, 0.999)})
+    rk.optimizers.make({"type": "rmsprop", "lr": 7e-4, "alpha": 0.99, "eps": 1e-5})
+    rk.optimizers.make({"type": "sgd", "lr": 0.1, "momentum": 0.9, "nesterov": True})
