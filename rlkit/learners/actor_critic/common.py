@@ -321,6 +321,12 @@ class OffPolicyActorCritic(BuiltPolicy):
         return made
 
     @property
+    def replay_batch_size(self) -> int:
+        """The transitions drawn from the replay per gradient step (``batch_size``): the
+        ``Agent`` refuses a replay that holds fewer (``rlkit/policies/agent.py``)."""
+        return int(self.config["batch_size"])
+
+    @property
     def optimizers(self) -> dict[str, Any]:
         """The optimizer module of each loss, by loss name (``self.optimizer``)."""
         return self.optimizer
