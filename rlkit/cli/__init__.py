@@ -22,7 +22,7 @@ from typing import Any
 
 from ..hooks.basic import find_hook
 from .rundir import RunDirError
-from .summary import LearningSummary, report_evaluations
+from .summary import LearningSummary, report_checkpoint, report_evaluations
 
 __all__ = ["main", "LearningSummary"]
 
@@ -306,6 +306,7 @@ def _execute(
     finally:
         signal.signal(signal.SIGINT, stop.previous_handler)
     report_evaluations(experiment, run_dir)
+    report_checkpoint(run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
     print(f"results written to {run_dir}")
