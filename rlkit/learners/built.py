@@ -51,7 +51,7 @@ import torch
 from plum import Signature
 
 from ..approximators.neural import resolve_device
-from ..core.checks import check_callable, optional_positive_int, positive_int
+from ..core.checks import optional_positive_int, positive_int
 from ..core.dispatch import PlanStep, resolve, statistics, update, where
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage
@@ -64,6 +64,7 @@ from ..policies.stochastic import StochasticPolicy, is_vector_env
 from ..schedules import Schedule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, fn_name
+from .function_checks import check_dict_result, check_model_outputs, check_signature
 from .hyperparameters import check_hyperparameters, check_minibatches
 
 __all__ = [
@@ -85,14 +86,6 @@ FUNCTION_NAMES = (
     "gradients_fn",
     "model_fn",
 )
-_SIGNATURES = {
-    "loss_fn": "loss_fn(policy, model, dist_class, batch)",
-    "postprocess_fn": "postprocess_fn(policy, batch)",
-    "stats_fn": "stats_fn(policy, batch)",
-    "extra_action_out_fn": "extra_action_out_fn(policy, model, dist, obs, actions)",
-    "gradients_fn": "gradients_fn(params)",
-    "model_fn": "model_fn(state_space, action_space, dist_class, config, seed)",
-}
 _LEARNING_FUNCTIONS = ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn")
 # hyperparameters every built policy has (an algorithm's defaults may change them)
 _COMMON_DEFAULTS = {"n_steps": 1, "n_epochs": 1, "batch_size": None, "target_kl": None}
@@ -247,7 +240,12 @@ class BuiltPolicy(StochasticPolicy):
 
     def extra_action_out(self, obs, dist, actions):
         fn = type(self).extra_action_out_fn
-        return {} if fn is None else fn(self, self.model, dist, obs, actions)
+        if fn is None:
+            return {}
+        out = fn(self, self.model, dist, obs, actions)
+        return out if isinstance(out, dict) else check_dict_result(
+            type(self).name, "extra_action_out_fn", fn, out
+        )
 
     # ---- what rk.explain shows ----
     @classmethod
@@ -279,6 +277,7 @@ class BuiltPolicy(StochasticPolicy):
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
         check_env_fits(cls.name, self.state_space, self.action_space, env)
+        check_model_outputs(self)  # one forward pass: the model fits the spaces
         functions = [(key, getattr(cls, key)) for key in _LEARNING_FUNCTIONS]
         plan = {POST_ACT_STAGE: describe_update(self, functions, {"optimizer": self.optimizer})}
         fn = cls.extra_action_out_fn
@@ -523,12 +522,10 @@ def _make_class(
             if not fn:
                 raise TypeError(f"build_policy({name!r}): loss_fn must not be an empty dict")
             for loss_name, one in fn.items():
-                check_callable(
-                    f"build_policy({name!r})", f"loss_fn[{loss_name!r}]", one, _SIGNATURES[key]
-                )
+                check_signature(f"build_policy({name!r})", key, one, f"loss_fn[{loss_name!r}]")
             continue
         if fn is not None:
-            check_callable(f"build_policy({name!r})", key, fn, _SIGNATURES[key])
+            check_signature(f"build_policy({name!r})", key, fn)
     namespace: dict[str, Any] = {key: _as_class_attribute(key, fn) for key, fn in functions.items()}
     namespace.update(
         name=name,

@@ -47,6 +47,7 @@ from ..core.dispatch import update
 from ..optimizers import EarlyStop, GradientDescent, NonFiniteError, OptimizerModule
 from .batch import Batch, flatten, fn_name
 from .built import BuiltPolicy
+from .function_checks import check_dict_result
 
 __all__ = ["learn", "postprocessed", "refused", "set_learning_rate", "LossClosures"]
 
@@ -179,7 +180,8 @@ def learn(policy: Any, batch: Mapping[str, Any]) -> None:
         with torch.no_grad():
             stats["kl_divergence"] = float(closures.fn_kl_divergence())
     if cls.stats_fn is not None:
-        stats.update({k: float(v) for k, v in cls.stats_fn(policy, batch).items()})
+        out = check_dict_result(cls.name, "stats_fn", cls.stats_fn, cls.stats_fn(policy, batch))
+        stats.update({k: float(v) for k, v in out.items()})
     policy.stats = stats
 
 
