@@ -42,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -65,10 +66,11 @@ from ..schedules import Schedule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, fn_name
 from .function_checks import check_dict_result, check_model_outputs, check_signature
-from .hyperparameters import check_hyperparameters, check_minibatches
+from .hyperparameters import check_hyperparameters, check_minibatches, reads_hidden
 
 __all__ = [
     "BuiltPolicy",
+    "UnknownHyperparameterError",
     "Batch",
     "FUNCTION_NAMES",
     "gradient_tree",
@@ -118,6 +120,21 @@ def spaces_and_config(
         )
     policy.config = copy.deepcopy({**policy.defaults, **config})
     return state_space, action_space
+
+
+class UnknownHyperparameterError(KeyError):
+    """``policy.hp(name)`` with a name the policy does not have: the message names the policy,
+    the name, the closest known name (``difflib``) and every known one."""
+
+    def __init__(self, owner: str, name: Any, known: Mapping[str, Any]) -> None:
+        names = sorted(known)
+        close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ";"
+        self.message = f"{owner} has no hyperparameter {name!r}{hint} known: {names}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # a KeyError would show the message in quotes
+        return self.message
 
 
 class BuiltPolicy(StochasticPolicy):
@@ -186,7 +203,10 @@ class BuiltPolicy(StochasticPolicy):
         positive_int(owner, "n_steps", self.config["n_steps"])
         positive_int(owner, "n_epochs", self.config["n_epochs"])
         optional_positive_int(owner, "batch_size", self.config["batch_size"])
-        check_hyperparameters(owner, self.config)
+        checked = self.config
+        if not reads_hidden(type(self).model_fn):  # a user's model gives hidden its own meaning
+            checked = {k: v for k, v in checked.items() if k != "hidden"}
+        check_hyperparameters(owner, checked)
         check_minibatches(owner, self.config, _n_envs(env))
 
     def distribution_class(self, action_space: Any) -> Any:
@@ -231,8 +251,24 @@ class BuiltPolicy(StochasticPolicy):
 
     # ---- hyperparameters ----
     def hp(self, name: str) -> Any:
-        """The hyperparameter ``name`` now (a schedule's value at the policy's transitions)."""
-        value = self.config[name]
+        """The hyperparameter ``name`` now (a schedule's value at the policy's transitions); an
+        unknown name is an :class:`UnknownHyperparameterError` (a ``KeyError``) naming the
+        policy, the name, the closest known name and all of them.
+
+        Example:
+            >>> import rlkit as rk
+            >>> policy = rk.PPO(rk.GymEnv("CartPole-v1"), n_steps=64, batch_size=32)
+            >>> policy.hp("n_steps")
+            64
+            >>> policy.hp("n_step")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            rlkit.learners.built.UnknownHyperparameterError: PPO has no hyperparameter 'n_step'; did you mean 'n_steps'? known: [...]
+        """  # noqa: E501
+        try:
+            value = self.config[name]
+        except KeyError:
+            raise UnknownHyperparameterError(type(self).name, name, self.config) from None
         if isinstance(value, Schedule):
             value.t = self.transitions
             return value.value

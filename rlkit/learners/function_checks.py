@@ -70,7 +70,7 @@ def check_signature(owner: str, key: str, fn: Any, label: str | None = None) -> 
     try:
         signature.bind(*arguments)
     except TypeError as error:
-        name = getattr(fn, "__qualname__", type(fn).__name__)
+        name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(
             f"{owner}: {label} {name}{signature} cannot be called as {call_text(key)} "
             f"({len(arguments)} positional arguments): {error}"

@@ -74,7 +74,7 @@ from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
-from ..hyperparameters import hidden_sizes
+from ..hyperparameters import hidden_sizes, reads_hidden
 
 __all__ = [
     "OffPolicyActorCritic",
@@ -284,7 +284,8 @@ class OffPolicyActorCritic(BuiltPolicy):
                 f"{owner}: lr cannot be a Schedule (a constant learning rate), got {c['lr']!r}"
             )
         finite_float(owner, "lr", c["lr"], low=0, low_open=True)
-        hidden_sizes(owner, c["hidden"])
+        if reads_hidden(type(self).model_fn):  # a user's model gives hidden its own meaning
+            hidden_sizes(owner, c["hidden"])
 
     def distribution_class(self, action_space: Any) -> None:
         """None: the algorithm's :meth:`explore` acts (no action distribution class)."""
