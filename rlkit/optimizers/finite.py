@@ -8,6 +8,10 @@ norm checks every element). The error is a :class:`NonFiniteError`, a ``Floating
 naming the module, the quantity and its value; the parameters (and the module's own state:
 moments, generators) are those before the refused step. A learner catches it to add its own
 context (the algorithm, the loss function, the update) and raises it again.
+
+What "nothing changed" covers: the refused step. Inside a ``MultiStep`` the steps taken before
+it (earlier minibatches or epochs) stay taken; a torch optimizer that evaluates its closure
+several times in one step (``LBFGS``) is refused at the first non-finite evaluation.
 """
 
 from __future__ import annotations
