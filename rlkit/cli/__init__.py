@@ -306,7 +306,8 @@ def _execute(
     finally:
         signal.signal(signal.SIGINT, stop.previous_handler)
     report_evaluations(experiment, run_dir)
-    report_checkpoint(run_dir)
+    if not quiet:
+        report_checkpoint(run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
     print(f"results written to {run_dir}")
