@@ -50,14 +50,20 @@ class NonFiniteError(FloatingPointError):
             f"the gradients"
         )
 
-    def restated(self, message: str, cls: type[NonFiniteError] | None = None) -> NonFiniteError:
+    def restated(
+        self,
+        message: str,
+        cls: type[NonFiniteError] | None = None,
+        unchanged: str = "the parameters",
+    ) -> NonFiniteError:
         """The same refusal told by a learner (its name, loss function and step): ``message``
-        followed by the module that refused; an error of class ``cls`` (a subclass) if given."""
+        followed by the module that refused and what it left ``unchanged``; an error of class
+        ``cls`` (a subclass) if given."""
         return (cls or type(self))(
             self.module,
             self.what,
             self.value,
-            f"{message} ({self.module} refused the step; the parameters are unchanged)",
+            f"{message} ({self.module} refused the step; {unchanged} are unchanged)",
         )
 
 

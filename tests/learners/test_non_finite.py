@@ -123,7 +123,8 @@ def test_off_policy_actor_critics_tell_the_refusal_with_their_loss(algorithm):
     agent = getattr(rk, algorithm).agent(env, seed=0, learning_starts=10, batch_size=8)
     before = _params(agent.policy)
     with pytest.raises(FloatingPointError, match=rf"{algorithm}: the critic loss is nan at "
-                       r"gradient step \d \(transition 11\) \(GradientDescent refused"):
+                       r"gradient step \d \(transition 11\) \(GradientDescent refused the "
+                       r"step; the critic parameters are unchanged\)"):
         rk.run(agent, env, rk.StopAfterNSteps(20))
     for name, p in agent.policy.model.named_parameters():
         assert torch.isfinite(p).all(), name

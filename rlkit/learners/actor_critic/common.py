@@ -450,7 +450,8 @@ class OffPolicyActorCritic(BuiltPolicy):
             what = "loss" if error.what == "loss" else f"loss's {error.what}"
             raise error.restated(
                 f"{type(self).name}: the {name} {what} is {error.value} at gradient step "
-                f"{self.gradient_steps} (transition {self.transitions})"
+                f"{self.gradient_steps} (transition {self.transitions})",
+                unchanged=f"the {name} parameters",
             ) from None
         finally:
             for p in others:
