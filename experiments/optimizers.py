@@ -1,4 +1,4 @@
-"""Recipes trained by optimizer modules (DESIGN.md section 9): TRPO and evolution strategies.
+"""Recipes trained by optimizer modules (:mod:`rlkit.optimizers`): TRPO and evolution strategies.
 
 ``TRPO_CartPole`` and ``TRPO_Pendulum`` use rl-baselines3-zoo's tuned TRPO hyperparameters with
 Stable-Baselines3 contrib's semantics (:mod:`rlkit.learners.policy_gradient.trpo`): the policy

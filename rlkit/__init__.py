@@ -53,9 +53,9 @@ from .core.version import __version__
 # rlkit.experiments, as pyproject.toml maps it, so the recipes' entry points load from it
 _source_tree.install(__file__)
 
-# public name -> module that defines it (imported lazily by __getattr__). This is the API of
-# DESIGN.md section 4; plumbing (plan steps, state helpers, sum trees, ...) stays importable
-# from its own module only.
+# public name -> module that defines it (imported lazily by __getattr__). This is the API that
+# the documentation site's API reference shows (generated from __all__ by docs/gen_api.py);
+# plumbing (plan steps, state helpers, sum trees, ...) stays importable from its own module only.
 _LAZY: dict[str, str] = {
     # the run loop and experiments
     "run": "rlkit.core.run",

@@ -34,7 +34,22 @@ __all__ = [
 
 
 class Schedule:
-    """Base class: subclasses implement ``__call__(t) -> float``."""
+    """Base class: subclasses implement ``__call__(t) -> float``.
+
+    Example:
+        >>> class Halving(Schedule):
+        ...     \"\"\"Halves the value every ``every`` steps.\"\"\"
+        ...     def __init__(self, start, every):
+        ...         super().__init__()
+        ...         self.start, self.every = start, every
+        ...     def __call__(self, t):
+        ...         return self.start * 0.5 ** (t // self.every)
+        >>> s = Halving(1.0, every=10)
+        >>> s(25), s.value
+        (0.25, 1.0)
+        >>> s.advance(10); s.value
+        0.5
+    """
 
     def __init__(self) -> None:
         self.t = 0
@@ -81,7 +96,13 @@ class ConstantSchedule(Schedule):
 class LinearSchedule(Schedule):
     """From ``start`` at step 0 to ``end`` at step ``n_steps``, then ``end``.
 
-    ``LinearSchedule(1e-3, 0.0, total_steps)`` is rl-baselines3-zoo's ``lin_1e-3``."""
+    ``LinearSchedule(1e-3, 0.0, total_steps)`` is rl-baselines3-zoo's ``lin_1e-3``.
+
+    Example:
+        >>> s = LinearSchedule(1.0, 0.0, 100)
+        >>> s(0), s(50), s(200)
+        (1.0, 0.5, 0.0)
+    """
 
     def __init__(self, start: float, end: float, n_steps: int) -> None:
         super().__init__()

@@ -1,4 +1,5 @@
-"""docs/architecture.md: its code examples run and print what the text says."""
+"""The pages of docs/ (architecture, concepts, how-to guides): their code examples run and print
+what the text says."""
 
 from __future__ import annotations
 
@@ -7,22 +8,28 @@ from pathlib import Path
 
 import numpy as np
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOC = DOCS / "architecture.md"
 
 
-def _example(marker: str) -> str:
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
-    (example,) = [b for b in blocks if marker in b]
-    return example
+def _blocks() -> list[tuple[Path, str]]:
+    return [(page, block) for page in sorted(DOCS.rglob("*.md"))
+            for block in re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)]
 
 
-def _run(example: str, capsys) -> list[str]:
-    exec(compile(example, str(DOC), "exec"), {})
+def _example(marker: str) -> tuple[Path, str]:
+    (found,) = [(page, b) for page, b in _blocks() if marker in b]
+    return found
+
+
+def _run(found: tuple[Path, str], capsys) -> list[str]:
+    page, example = found
+    exec(compile(example, str(page), "exec"), {})
     return capsys.readouterr().out.strip().splitlines()
 
 
 def test_the_explain_example_prints_the_plan_shown(capsys):
-    out = _run(_example("rk.explain(experiment.policy"), capsys)
+    out = _run(_example("experiment.hook, experiment.stop_condition)"), capsys)
     text = DOC.read_text()
     shown = re.search(r"prints\n\n```text\n(.*?)```", text, flags=re.S).group(1).splitlines()
     assert [line.split("  [")[0] for line in out] == [line.split("  [")[0] for line in shown]
@@ -54,3 +61,14 @@ def test_the_deep_algorithm_example_learns_and_shows_its_update(capsys):
     assert "rlkit/learners/drivers/off_policy.py" in post_act
     assert "update(ClippedDoubleDQN, Batch)" in post_act
     assert "clipped_double_q_loss" in post_act
+
+
+def test_the_dispatch_example_picks_the_more_specific_method(capsys):
+    out = _run(_example("class StepCounter"), capsys)
+    assert out[-1] == "50 50 {'steps': 50.0}"
+    assert any(line.startswith("  update(StepCounter, VectorSARTTrajectory, GymEnv, PostActStage)")
+               for line in out)
+
+
+def test_the_resume_example_continues_the_run_exactly(capsys):
+    assert _run(_example("resume_from=folder"), capsys)[-1] == "True"

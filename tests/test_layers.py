@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md section 1, checked by import-linter's contract in pyproject.toml."""
+"""The layers of docs/architecture.md, checked by import-linter's contract in pyproject.toml."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 All multiple dispatch in rlkit goes through the one ``Dispatcher`` here, never through the global
 ``plum.dispatch``. Methods are added with ``@rk.update.dispatch``; the name of a method does not
-matter (``_`` is customary). Rules that keep dispatch fast (DESIGN.md section 3):
+matter (``_`` is customary). Rules that keep dispatch fast (docs/concepts/dispatch.md):
 
 * annotate only with faithful types (classes, ABCs, ``np.ndarray``, ``Union``/``Optional`` of
   those), never ``Literal``, ``type[X]`` or ``list[int]``;
@@ -47,7 +47,24 @@ _dispatch = Dispatcher()
 
 
 class DispatchError(TypeError):
-    """No method, or more than one equally specific method, for the given argument types."""
+    """No method, or more than one equally specific method, for the given argument types.
+
+    Example:
+        A learner without any ``update`` method for its trajectory is refused before the first
+        step:
+
+        >>> import rlkit as rk
+        >>> class Lazy(rk.AbstractLearner):
+        ...     def __call__(self, env):
+        ...         return 0.0
+        >>> agent = rk.Agent(rk.VBasedPolicy(Lazy(), rk.RandomPolicy(seed=0)),
+        ...                  rk.VectorSARTTrajectory())
+        >>> try:
+        ...     rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(5))
+        ... except rk.DispatchError as error:
+        ...     print(str(error)[:55])
+        Agent: learner Lazy has no update method for trajectory
+    """
 
 
 @_dispatch.abstract
@@ -64,12 +81,27 @@ def update(*args):  # pragma: no cover - abstract: methods are added with update
       ``update(trajectory, policy, env, PRE_ACT_STAGE, action)`` records the chosen action.
 
     ``Agent(policy, trajectory)`` calls the recording method first, then the learning method.
-    Add a method for your own learner::
+    Add a method for your own learner (the page ``docs/concepts/dispatch.md`` says how a
+    method is chosen):
 
-        @rk.update.dispatch
-        def _(learner: MyLearner, trajectory: rk.VectorSARTTrajectory,
-              env: rk.AbstractEnv, stage: rk.PostActStage, /):
-            ...
+    Example:
+        >>> import rlkit as rk
+        >>> class Counter(rk.AbstractLearner):
+        ...     \"\"\"Counts the transitions it learns from.\"\"\"
+        ...     def __init__(self):
+        ...         self.n = 0
+        ...     def __call__(self, env):
+        ...         return 0.0
+        >>> @rk.update.dispatch
+        ... def _(learner: Counter, t: rk.VectorSARTTrajectory, env: rk.AbstractEnv,
+        ...       stage: rk.PostActStage, /):
+        ...     learner.n += 1
+        >>> learner = Counter()
+        >>> agent = rk.Agent(rk.VBasedPolicy(learner, rk.RandomPolicy(seed=0)),
+        ...                  rk.VectorSARTTrajectory())
+        >>> hook = rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(20))
+        >>> learner.n
+        20
     """
 
 
@@ -78,7 +110,7 @@ def run_loop(*args):  # pragma: no cover - abstract: methods are added with run_
     """``run_loop(policy, env, plan)``: the loop that drives one run, chosen by the env's type.
 
     ``rk.run`` builds the call plan and hands it here. Single environments get the loop of
-    DESIGN.md section 2; vector and multi-agent environments add their own methods.
+    docs/architecture.md; vector and multi-agent environments add their own methods.
     """
 
 
@@ -89,6 +121,13 @@ def statistics(*args):  # pragma: no cover - abstract: methods are added with .d
     Learners, explorers and approximators add methods (loss, epsilon, TD error, Q mean, learning
     rate, ...) so hooks need not know their types; anything else reports nothing. Use
     :func:`collect_statistics` to gather a whole policy's.
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.statistics(rk.EpsilonGreedyExplorer(0.1))
+        {'epsilon': 0.1}
+        >>> rk.statistics(object())
+        {}
     """
 
 

@@ -50,7 +50,16 @@ _entry_points_loaded = False
 
 
 class UnknownExperimentError(KeyError):
-    """No recipe of that name; the message lists the known names."""
+    """No recipe of that name; the message lists the known names.
+
+    Example:
+        >>> import rlkit as rk
+        >>> try:
+        ...     rk.make_experiment("NoSuchRecipe")
+        ... except rk.UnknownExperimentError as error:
+        ...     print(type(error).__name__, isinstance(error, KeyError))
+        UnknownExperimentError True
+    """
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
@@ -161,7 +170,14 @@ def _distribution(entry_point: metadata.EntryPoint) -> str:
 def list_experiments() -> dict[str, str]:
     """Registered recipes: name -> one-line description. Those of installed packages (rlkit's
     bundled ones included) are registered through the ``rlkit.experiments`` entry-point group,
-    loaded on the first call."""
+    loaded on the first call.
+
+    Example:
+        >>> import rlkit as rk
+        >>> recipes = rk.list_experiments()
+        >>> "TabularQLearning_CliffWalking" in recipes, recipes["DQN_CartPole"][:3]
+        (True, 'DQN')
+    """
     _load_entry_points()
     return {name: _describe(fn) for name, fn in sorted(_REGISTRY.items())}
 

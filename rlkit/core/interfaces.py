@@ -1,8 +1,8 @@
 """The contracts everything else implements: environments, policies, learners, trajectories,
 approximators, hooks and stop conditions.
 
-These are the bottom layer of rlkit (DESIGN.md section 1): every other package builds on them, and
-this module imports nothing above ``rlkit.core``.
+These are the bottom layer of rlkit (docs/architecture.md, "The layers"): every other package
+builds on them, and this module imports nothing above ``rlkit.core``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,18 @@ __all__ = [
 
 # ---- environments ----
 class InvalidActionError(ValueError):
-    """An action outside the environment's action space."""
+    """An action outside the environment's action space.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> env.reset()
+        >>> try:
+        ...     env.act(5)
+        ... except rk.InvalidActionError as error:
+        ...     print(type(error).__name__, isinstance(error, ValueError))
+        InvalidActionError True
+    """
 
 
 class AbstractEnv(ABC):
@@ -103,7 +114,7 @@ class AbstractEnv(ABC):
 
 
 class AbstractVectorEnv(ABC):
-    """``n_envs`` copies of an environment stepped together (DESIGN.md section 7).
+    """``n_envs`` copies of an environment stepped together (docs/how-to/vector-envs.md).
 
     It is not an :class:`AbstractEnv`: the run loop of a vector env is its own (``run_loop``
     dispatches on the env type; no episode stages for the batch), and methods written for single
@@ -177,6 +188,16 @@ class AbstractPolicy(ABC):
     It may also react to stages: ``policy(stage, env[, action])``. The run loop does not call
     that per step; it asks :meth:`plan` once for the resolved calls of every stage. A plain
     policy does nothing at any stage; :class:`~rlkit.Agent` adds recording and learning.
+
+    Example:
+        >>> import rlkit as rk
+        >>> class AlwaysLeft(rk.AbstractPolicy):
+        ...     def act(self, env):
+        ...         return 0
+        >>> hook = rk.run(AlwaysLeft(), rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNEpisodes(3),
+        ...               rk.TotalRewardPerEpisode())
+        >>> len(hook.rewards)
+        3
     """
 
     @abstractmethod
@@ -207,6 +228,27 @@ class AbstractLearner:
     """A learner estimates values (``learner(env)``: the estimate for the current state) and
     learns in ``update(learner, trajectory, env, stage)`` methods added with
     ``@rk.update.dispatch``. Stages a learner has no method for do nothing.
+
+    Example:
+        >>> import numpy as np
+        >>> import rlkit as rk
+        >>> class Visits(rk.AbstractLearner):
+        ...     \"\"\"Counts the visits of each state.\"\"\"
+        ...     def __init__(self, n_states):
+        ...         self.counts = np.zeros(n_states)
+        ...     def __call__(self, env):
+        ...         return self.counts[env.state]
+        >>> @rk.update.dispatch
+        ... def _(learner: Visits, t: rk.VectorSARTTrajectory, env: rk.AbstractEnv,
+        ...       stage: rk.PostActStage, /):
+        ...     learner.counts[t.state[-1]] += 1
+        >>> env = rk.GymEnv("rlkit/RandomWalk1D-v0", seed=0)
+        >>> learner = Visits(env.state_space.n)
+        >>> agent = rk.Agent(rk.VBasedPolicy(learner, rk.RandomPolicy(seed=0)),
+        ...                  rk.VectorSARTTrajectory())
+        >>> hook = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> int(learner.counts.sum())
+        100
     """
 
     def __call__(self, env: Any) -> Any:
@@ -232,7 +274,16 @@ def _(
 class AbstractTrajectory(ABC):
     """Storage of experience, filled by ``update(trajectory, policy, env, stage[, action])``
     methods and read by learners. Traces are named: ``state, action, reward, terminal,
-    truncated, next_state``."""
+    truncated, next_state``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> trajectory = rk.VectorSARTTrajectory()
+        >>> hook = rk.run(rk.Agent(rk.RandomPolicy(seed=0), trajectory),
+        ...               rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(10))
+        >>> isinstance(trajectory, rk.AbstractTrajectory), len(trajectory)
+        (True, 10)
+    """
 
     @abstractmethod
     def __len__(self) -> int:
@@ -244,7 +295,15 @@ class AbstractTrajectory(ABC):
 
 class AbstractApproximator(ABC):
     """A function approximator: ``approximator(x)`` estimates values for input ``x``; learners
-    change it through the approximator's own update methods."""
+    change it through the approximator's own update methods.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CliffWalking-v1")
+        >>> q = rk.TabularQApproximator(env.state_space, env.action_space)
+        >>> isinstance(q, rk.AbstractApproximator), q(36)
+        (True, array([0., 0., 0., 0.]))
+    """
 
     @abstractmethod
     def __call__(self, x: Any) -> Any:
@@ -351,7 +410,25 @@ class AbstractStopCondition:
     """Base class: override ``step`` (checked after every step) and/or ``episode`` (checked
     after every finished episode). Both return True to stop the run. Counters keep counting
     across runs, so ``run(..., StopAfterNSteps(n))`` twice on the same condition stops at once
-    the second time; build a new one per run."""
+    the second time; build a new one per run.
+
+    Example:
+        >>> import rlkit as rk
+        >>> class StopAtReturn(rk.AbstractStopCondition):
+        ...     \"\"\"Stops after the first episode whose return reaches ``target``.\"\"\"
+        ...     def __init__(self, target):
+        ...         self.target, self.total = target, 0.0
+        ...     def step(self, policy, env):
+        ...         self.total += env.reward
+        ...         return False
+        ...     def episode(self, policy, env):
+        ...         reached, self.total = self.total >= self.target, 0.0
+        ...         return reached
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               StopAtReturn(30), rk.TotalRewardPerEpisode())
+        >>> hook.rewards[-1] >= 30, all(r < 30 for r in hook.rewards[:-1])
+        (True, True)
+    """
 
     def step(self, policy: Any, env: Any) -> bool:
         """Called after every step; True stops the run at once."""

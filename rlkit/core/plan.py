@@ -17,8 +17,8 @@ from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
 
 __all__ = ["CallPlan", "build_plan", "explain", "hook_plan", "evaluation_only"]
 
-# Who speaks first at each stage (DESIGN.md section 2): the hook before the policy only at
-# PreExperiment, the policy first everywhere else.
+# Who speaks first at each stage (docs/architecture.md, "The run loop and its stages"): the
+# hook before the policy only at PreExperiment, the policy first everywhere else.
 _HOOK_FIRST = {PRE_EXPERIMENT_STAGE}
 
 

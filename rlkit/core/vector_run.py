@@ -1,4 +1,4 @@
-"""The run loop of vector environments (DESIGN.md section 7): a ``run_loop`` method for
+"""The run loop of vector environments (docs/how-to/vector-envs.md): a ``run_loop`` method for
 :class:`~rlkit.AbstractVectorEnv`, registered when ``rlkit`` is imported.
 
 ::

@@ -2,7 +2,7 @@
 (``"sync"``), in worker processes (``"subprocess"``) or in Ray actors (``"ray"``).
 
 Whatever the backend and gymnasium's autoreset mode, the contract of
-:class:`~rlkit.AbstractVectorEnv` (DESIGN.md section 7) holds: after ``act(actions)``,
+:class:`~rlkit.AbstractVectorEnv` (docs/how-to/vector-envs.md) holds: after ``act(actions)``,
 ``state`` is what the policy acts on next (reset observations for the sub-envs that just
 finished), ``final_state`` the next observation of the transition just made (the real final
 observation where an episode ended), and no transition crosses a reset.

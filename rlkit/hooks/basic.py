@@ -43,7 +43,17 @@ __all__ = [
 
 
 class EmptyHook(AbstractHook):
-    """A hook that does nothing (costs nothing: the call plan drops it)."""
+    """A hook that does nothing (costs nothing: the call plan drops it).
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.EmptyHook() + rk.TotalRewardPerEpisode()
+        EmptyHook() + TotalRewardPerEpisode()
+        >>> hook = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...               rk.StopAfterNSteps(5), rk.EmptyHook())
+        >>> type(hook).__name__
+        'EmptyHook'
+    """
 
     def __repr__(self) -> str:
         return "EmptyHook()"

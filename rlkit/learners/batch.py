@@ -44,6 +44,15 @@ class Batch(dict):
     ``owner`` names the batch in error messages (``"PPO: the batch after postprocess_fn"``).
     ``len(batch)`` is the number of rows: of ``state`` when there is one, else of the first
     per-row value.
+
+    Example:
+        >>> import numpy as np
+        >>> import torch
+        >>> batch = Batch(state=torch.zeros(6, 4), reward=torch.arange(6.0))
+        >>> len(batch), batch["reward"][:3]
+        (6, tensor([0., 1., 2.]))
+        >>> [len(b) for b in batch.minibatches(4, np.random.default_rng(0))]
+        [4, 2]
     """
 
     owner = "batch"

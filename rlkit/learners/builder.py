@@ -115,23 +115,25 @@ def build_policy(
     of an unknown hyperparameter is a ``KeyError`` suggesting the closest known name.
 
     Example:
-        >>> import torch, rlkit as rk
-        >>> from rlkit.core.seeding import int_seed
+        A policy that reinforces each action by its immediate reward, from a linear model:
+
+        >>> import torch
+        >>> import rlkit as rk
         >>> def linear_model(state_space, action_space, dist_class, config, seed):
-        ...     torch.manual_seed(int_seed(seed))
-        ...     return torch.nn.Linear(state_space.shape[0], dist_class.n_inputs(action_space))
-        >>> def one_step_loss(policy, model, dist_class, batch):  # keys: see above
+        ...     torch.manual_seed(int(seed.generate_state(1)[0]))  # seed is a SeedSequence
+        ...     return torch.nn.Linear(state_space.shape[0], action_space.n)
+        >>> def one_step_loss(policy, model, dist_class, batch):
         ...     dist = dist_class.from_inputs(model(batch["state"]), policy.action_space)
         ...     return -(dist.log_prob(batch["action"]) * batch["reward"]).mean()
-        >>> Reinforce = rk.build_policy(
-        ...     "Reinforce", loss_fn=one_step_loss, model_fn=linear_model,
-        ...     optimizer=rk.optimizers.make({"type": "adam", "lr": 1e-2}),
-        ...     defaults={"hidden": "unused by linear_model"})
+        >>> OneStep = rk.build_policy(
+        ...     "OneStep", loss_fn=one_step_loss, model_fn=linear_model,
+        ...     optimizer=lambda config: rk.optimizers.GradientDescent("adam", lr=config["lr"]),
+        ...     defaults={"lr": 1e-2, "n_steps": 32})
         >>> env = rk.GymEnv("CartPole-v1", seed=0)
-        >>> agent = Reinforce.agent(env, seed=0, n_steps=32)
-        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(64))
-        >>> agent.policy.updates
-        2
+        >>> agent = OneStep.agent(env, seed=0)
+        >>> hook = rk.run(agent, env, rk.StopAfterNSteps(64))
+        >>> agent.policy.updates, issubclass(OneStep, rk.BuiltPolicy)
+        (2, True)
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"build_policy: name must be an identifier, got {name!r}")

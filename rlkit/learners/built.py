@@ -144,6 +144,16 @@ class BuiltPolicy(StochasticPolicy):
     ``action_space=``); ``config`` overrides the class's ``defaults`` (an unknown name is an
     error listing the known ones). ``Built.agent(env, seed=0, **config)`` pairs a new policy with
     the :class:`~rlkit.RolloutTrajectory` it learns from.
+
+    Example:
+        >>> import rlkit as rk
+        >>> policy = rk.PPO(rk.GymEnv("CartPole-v1"), seed=0, lr=1e-3)
+        >>> isinstance(policy, rk.BuiltPolicy), policy.hp("lr"), policy.hp("n_steps")
+        (True, 0.001, 2048)
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> env.reset()
+        >>> policy(env) in (0, 1)
+        True
     """
 
     name = "BuiltPolicy"

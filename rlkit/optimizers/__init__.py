@@ -1,4 +1,4 @@
-"""Optimizer modules (TensorForce 0.3's design in eager torch; DESIGN.md section 9).
+"""Optimizer modules (TensorForce 0.3's design in eager torch; ``docs/architecture.md``).
 
 A module's ``step(params, fn_loss, **fns) -> StepResult`` receives the loss as a closure, so
 meta-optimizers can evaluate it as often as they need. Modules that compute a step:
@@ -10,6 +10,20 @@ A step whose loss or gradient is nan or inf is refused, nothing changed: a
 :class:`NonFiniteError` (``finite.py``, the one check every module shares). TRPO is
 ``OptimizedStep(NaturalGradient(...))``, PPO's update
 ``MultiStep(ClippedStep(GradientDescent(Adam), max_norm, on="gradient"))``.
+
+Example:
+    >>> import torch
+    >>> import rlkit as rk
+    >>> adam_4 = rk.optimizers.make(
+    ...     {"type": "multi_step", "num_steps": 4, "optimizer": {"type": "adam", "lr": 0.01}})
+    >>> rk.explain(adam_4)
+    MultiStep(num_steps=4): wraps: repeats the inner module's step
+      optimizer:
+        GradientDescent(optimizer='adam', lr=0.01): computes its own step
+    >>> w = torch.zeros(1, requires_grad=True)
+    >>> _ = adam_4.step([w], lambda: ((w - 1.0) ** 2).sum())  # four Adam steps towards 1
+    >>> round(float(w.detach()), 2)
+    0.04
 """
 
 from .base import EarlyStop, OptimizerModule, StepResult

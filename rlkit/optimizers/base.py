@@ -146,6 +146,31 @@ class OptimizerModule(ABC):
     Subclasses set ``type_name`` (the spec's ``"type"``), ``role`` (one line said by
     :meth:`describe`), implement :meth:`step` and :meth:`settings`, and list the modules they
     wrap in :meth:`children`.
+
+    Example:
+        >>> import torch
+        >>> import rlkit as rk
+        >>> class SignDescent(rk.optimizers.OptimizerModule):
+        ...     \"\"\"Moves every parameter by ``lr`` against the sign of its gradient.\"\"\"
+        ...     type_name = "sign_descent"
+        ...     def __init__(self, lr):
+        ...         self.lr = lr
+        ...     def settings(self):
+        ...         return {"lr": self.lr}
+        ...     def step(self, params, fn_loss, **fns):
+        ...         loss = fn_loss()
+        ...         grads = torch.autograd.grad(loss, params)
+        ...         deltas = [-self.lr * g.sign() for g in grads]
+        ...         with torch.no_grad():
+        ...             for p, d in zip(params, deltas):
+        ...                 p += d
+        ...         return rk.optimizers.StepResult(deltas, loss_before=float(loss.detach()))
+        >>> w = torch.zeros(2, requires_grad=True)
+        >>> result = SignDescent(0.5).step([w], lambda: ((w - 1.0) ** 2).sum())
+        >>> w.tolist(), result.loss_before
+        ([0.5, 0.5], 2.0)
+        >>> rk.explain(SignDescent(0.5))
+        SignDescent(lr=0.5): computes its own step
     """
 
     type_name: ClassVar[str] = ""

@@ -18,7 +18,16 @@ __all__ = ["ConjugateGradient", "CGSolution", "LineSearch", "LineSearchResult"]
 @dataclass
 class CGSolution:
     """The result of :meth:`ConjugateGradient.solve`: the solution, the iterations run and the
-    final residual norm ``|b - (A + damping I) x|``."""
+    final residual norm ``|b - (A + damping I) x|``.
+
+    Example:
+        >>> import torch
+        >>> A = torch.tensor([[4.0, 1.0], [1.0, 3.0]], dtype=torch.float64)
+        >>> b = torch.ones(2, dtype=torch.float64)
+        >>> solution = ConjugateGradient(max_iterations=2).solve(lambda v: A @ v, b)
+        >>> solution.iterations, solution.residual_norm < 1e-8
+        (2, True)
+    """
 
     x: torch.Tensor
     iterations: int
@@ -85,7 +94,15 @@ class ConjugateGradient:
 @dataclass
 class LineSearchResult:
     """The result of :meth:`LineSearch.search`: whether a step fraction was accepted, which
-    (0.0 when none was), the objective there, the iterations run and every ratio tried."""
+    (0.0 when none was), the objective there, the iterations run and every ratio tried.
+
+    Example:
+        >>> search = LineSearch(max_iterations=5, accept_ratio=0.5)
+        >>> result = search.search(lambda frac: (4.0 * frac - 1.0) ** 2, base_value=1.0,
+        ...                        estimated_improvement=8.0)
+        >>> result.accepted, result.fraction, result.iterations, result.ratios
+        (True, 0.25, 3, [-1.0, 0.0, 0.5])
+    """
 
     accepted: bool
     fraction: float

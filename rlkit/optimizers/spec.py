@@ -35,13 +35,29 @@ MODULE_TYPES: dict[str, type[OptimizerModule]] = {
         Evolutionary,
     )
 }
+"""The module classes by their spec's ``"type"``: what :func:`make` can build.
+
+Example:
+    >>> import rlkit as rk
+    >>> sorted(rk.optimizers.MODULE_TYPES)[:3]
+    ['clipped_step', 'evolutionary', 'gradient_descent']
+"""
 
 # modules that wrap another one: the spec key of the wrapped module's spec
 _WRAPPERS = {"multi_step", "clipped_step", "optimized_step"}
 
 
 class UnknownOptimizerError(ValueError):
-    """A spec names a module type that does not exist."""
+    """A spec names a module type that does not exist.
+
+    Example:
+        >>> import rlkit as rk
+        >>> try:
+        ...     rk.optimizers.make({"type": "no_such_module"})
+        ... except rk.optimizers.UnknownOptimizerError as error:
+        ...     print(str(error)[:47])
+        rk.optimizers.make: unknown optimizer type 'no_
+    """
 
 
 def make(spec: dict[str, Any] | OptimizerModule) -> OptimizerModule:

@@ -40,7 +40,18 @@ def _scale(owner: str, name: str, value: Any) -> np.ndarray:
 
 
 class ActionNoise(ABC):
-    """Base class: ``noise(n_envs, n_actions)``, ``reset(indices=None)``, ``seed(seed)``."""
+    """Base class: ``noise(n_envs, n_actions)``, ``reset(indices=None)``, ``seed(seed)``.
+
+    Example:
+        >>> import numpy as np
+        >>> import rlkit as rk
+        >>> class ConstantNoise(rk.ActionNoise):
+        ...     \"\"\"The same offset at every step.\"\"\"
+        ...     def __call__(self, n_envs, n_actions):
+        ...         return np.full((n_envs, n_actions), 0.1)
+        >>> ConstantNoise(seed=0)(2, 1).tolist()
+        [[0.1], [0.1]]
+    """
 
     def __init__(self, seed: int | np.random.SeedSequence | None = None) -> None:
         self.rng = np.random.default_rng(seed)

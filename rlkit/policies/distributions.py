@@ -148,7 +148,14 @@ class Categorical(ActionDistribution):
 
 class MultiCategorical(ActionDistribution):
     """Independent categorical distributions for a ``MultiDiscrete`` space (``nvec`` sizes);
-    logits (and an optional mask) are the concatenation of each dimension's."""
+    logits (and an optional mask) are the concatenation of each dimension's.
+
+    Example:
+        >>> import torch
+        >>> d = MultiCategorical(torch.tensor([[0.0, 5.0, 5.0, 0.0, 0.0]]), nvec=[2, 3])
+        >>> d.mode()
+        tensor([[1, 0]])
+    """
 
     def __init__(self, logits: torch.Tensor, nvec: Any, mask: Any = None) -> None:
         self.nvec = [int(n) for n in nvec]
@@ -188,7 +195,14 @@ class MultiCategorical(ActionDistribution):
 
 
 class Bernoulli(ActionDistribution):
-    """Independent Bernoulli variables for a ``MultiBinary`` space, from logits."""
+    """Independent Bernoulli variables for a ``MultiBinary`` space, from logits.
+
+    Example:
+        >>> import torch
+        >>> d = Bernoulli(torch.tensor([[0.0, 10.0]]))
+        >>> d.mode(), d.log_prob(torch.tensor([[0.0, 1.0]])).exp().round(decimals=2)
+        (tensor([[0, 1]]), tensor([0.5000]))
+    """
 
     def __init__(self, logits: torch.Tensor) -> None:
         self.logits = logits
@@ -285,7 +299,14 @@ class SquashedDiagGaussian(DiagGaussian):
     """``tanh`` of a diagonal Gaussian, scaled to the bounds of a ``Box`` space (SAC's action
     distribution). ``log_prob`` includes the change of variables; ``kl`` is exact (KL is
     invariant under the bijection, so it is the Gaussians'); the entropy has no closed form
-    and raises (use ``-log_prob`` of a sample, as Stable-Baselines3 does)."""
+    and raises (use ``-log_prob`` of a sample, as Stable-Baselines3 does).
+
+    Example:
+        >>> import torch
+        >>> d = SquashedDiagGaussian(torch.zeros(1, 1), torch.zeros(1, 1), low=-2.0, high=2.0)
+        >>> bool((d.sample().abs() <= 2.0).all()), d.mode()
+        (True, tensor([[0.]]))
+    """
 
     _EPS = 1e-6
 
@@ -336,7 +357,15 @@ class SquashedDiagGaussian(DiagGaussian):
 def distribution_for(action_space: Any) -> type[ActionDistribution]:
     """The distribution class for a gymnasium action space: ``Discrete`` -> ``Categorical``,
     ``Box`` -> ``DiagGaussian``, ``MultiDiscrete`` -> ``MultiCategorical``, ``MultiBinary`` ->
-    ``Bernoulli``. Any other space raises ``TypeError`` naming it."""
+    ``Bernoulli``. Any other space raises ``TypeError`` naming it.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> distribution_for(gym.spaces.Discrete(3)).__name__
+        'Categorical'
+        >>> distribution_for(gym.spaces.Box(-1.0, 1.0, (2,))).__name__
+        'DiagGaussian'
+    """
     if isinstance(action_space, gym.spaces.Discrete):
         if int(action_space.start) != 0:
             raise TypeError(

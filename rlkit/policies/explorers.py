@@ -42,6 +42,18 @@ class AbstractExplorer(ABC):
 
     Subclasses implement ``__call__`` and ``prob``; the default :meth:`state_dict` saves the
     generator ``self.rng``.
+
+    Example:
+        >>> import numpy as np
+        >>> import rlkit as rk
+        >>> class Greedy(rk.AbstractExplorer):
+        ...     \"\"\"Always the first of the largest values.\"\"\"
+        ...     def __call__(self, values, mask=None):
+        ...         return int(np.argmax(values))
+        ...     def prob(self, values, mask=None):
+        ...         return np.eye(len(values))[np.argmax(values)]
+        >>> Greedy()([0.1, 0.5, 0.2]), Greedy().batch(np.array([[1.0, 0.0], [0.0, 1.0]])).tolist()
+        (1, [0, 1])
     """
 
     rng: np.random.Generator

@@ -37,7 +37,18 @@ _OUTCOME = ("reward", "terminated", "truncated", "final_state")
 
 
 class RolloutTrajectory(AbstractTrajectory):
-    """``n_steps`` steps of ``n_envs`` environments for on-policy learning (see the module)."""
+    """``n_steps`` steps of ``n_envs`` environments for on-policy learning (see the module).
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.PPO.agent(env, seed=0, n_steps=64, batch_size=32)
+        >>> type(agent.trajectory).__name__, agent.trajectory.n_steps
+        ('RolloutTrajectory', 64)
+        >>> hook = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> len(agent.trajectory), agent.policy.updates  # 64 steps learned from, 36 recorded
+        (36, 1)
+    """
 
     def __init__(self, n_steps: int, n_envs: int = 1) -> None:
         self.n_steps = positive_int("RolloutTrajectory", "n_steps", n_steps)

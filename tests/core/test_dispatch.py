@@ -1,5 +1,5 @@
 """The dispatch core: resolving a method once, no-op and forwarding markers, errors, statistics,
-and the conventions every registered method must follow (DESIGN.md section 3)."""
+and the conventions every registered method must follow (docs/concepts/dispatch.md)."""
 
 from __future__ import annotations
 
@@ -211,7 +211,7 @@ def test_collect_statistics_prefixes_the_parts():
     assert collect_statistics(rk.RandomPolicy()) == {}
 
 
-# ---- conventions of every registered method (DESIGN.md section 3) ----
+# ---- conventions of every registered method (docs/concepts/dispatch.md) ----
 
 
 def _import_all_rlkit_modules() -> None:

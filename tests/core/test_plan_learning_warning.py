@@ -1,5 +1,5 @@
 """Issue 10: a policy whose learner can learn, run without an Agent, gets a warning at plan
-time (rlkit/core/plan.py, DESIGN section 3)."""
+time (rlkit/core/plan.py, docs/concepts/dispatch.md)."""
 
 from __future__ import annotations
 

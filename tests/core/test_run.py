@@ -1,10 +1,10 @@
-"""The run-loop contract of ``rk.run`` (DESIGN.md section 2).
+"""The run-loop contract of ``rk.run`` (docs/architecture.md).
 
 A recording policy and a recording hook log every call the loop makes, in a tiny deterministic
 env with episodes of fixed length (``CountdownEnv`` in conftest.py), and the log is compared
-with the sequence DESIGN.md prescribes: the hook before the policy at PreExperiment, the policy
-before the hook everywhere else; no PostEpisode for an episode a stop cut short; ``act`` never
-on a done env; PostExperiment even when something raises.
+with the sequence docs/architecture.md prescribes: the hook before the policy at PreExperiment, the
+policy before the hook everywhere else; no PostEpisode for an episode a stop cut short; ``act``
+never on a done env; PostExperiment even when something raises.
 """
 
 from __future__ import annotations

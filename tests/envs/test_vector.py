@@ -1,7 +1,7 @@
-"""VectorGymEnv on every backend and gymnasium autoreset mode: the contract of DESIGN.md
-section 7 (transitions equal those of single GymEnvs, final observations real, termination and
-truncation apart), equality with gymnasium's RecordEpisodeStatistics, same results on every
-backend, and the errors."""
+"""VectorGymEnv on every backend and gymnasium autoreset mode: the contract of
+docs/how-to/vector-envs.md (transitions equal those of single GymEnvs, final observations real,
+termination and truncation apart), equality with gymnasium's RecordEpisodeStatistics, same results
+on every backend, and the errors."""
 
 from __future__ import annotations
 

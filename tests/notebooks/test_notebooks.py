@@ -110,8 +110,8 @@ def test_the_loop_pattern_catches_loops():
     )
 
 
-# Public (rlkit/__init__.py imports them for the statistics protocol of DESIGN.md) but not yet
-# listed in rlkit.__all__.
+# Public (rlkit/__init__.py imports them for the statistics protocol of docs/architecture.md) but
+# not yet listed in rlkit.__all__.
 def _rlkit_names(source: str) -> list[str]:
     """The problems with rlkit names in ``source``: any import of rlkit but ``import rlkit as
     rk``, and any ``rk.X`` that is not public."""

@@ -63,7 +63,21 @@ _TORCH_NATIVE = set("float64 float32 float16 int64 int32 int16 int8 uint8 bool".
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be written or read: corrupt, truncated, of another format
-    version, holding pickled code, or not matching the objects it is loaded into."""
+    version, holding pickled code, or not matching the objects it is loaded into.
+
+    Example:
+        >>> import os, tempfile
+        >>> import rlkit as rk
+        >>> path = os.path.join(tempfile.mkdtemp(), "step_5.safetensors")
+        >>> with open(path, "wb") as file:
+        ...     _ = file.write(b"not a checkpoint")
+        >>> try:
+        ...     rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
+        ...            rk.StopAfterNSteps(5), resume_from=path)
+        ... except rk.CheckpointError as error:
+        ...     print(type(error).__name__, "not an rlkit checkpoint" in str(error))
+        CheckpointError True
+    """
 
 
 

@@ -33,4 +33,5 @@ DDPG = build_policy(
     optimizer={"critic": adam, "actor": adam},
     defaults=DDPG_DEFAULTS,
     base=TD3Base,
+    doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )

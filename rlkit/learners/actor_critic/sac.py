@@ -225,6 +225,7 @@ SAC = build_policy(
     optimizer={"ent_coef": adam, "critic": adam, "actor": adam},
     defaults=SAC_DEFAULTS,
     base=_SACBase,
+    doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )
 
 

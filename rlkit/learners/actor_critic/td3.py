@@ -153,6 +153,7 @@ TD3 = build_policy(
     optimizer={"critic": adam, "actor": adam},
     defaults=TD3_DEFAULTS,
     base=TD3Base,
+    doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )
 
 

@@ -89,4 +89,5 @@ A2C = build_policy(
     model_fn=actor_critic_model,
     optimizer=rmsprop_optimizer,
     defaults=A2C_DEFAULTS,
+    doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )

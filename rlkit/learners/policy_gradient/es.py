@@ -128,7 +128,14 @@ _ES = build_policy(
 
 
 class ES(_ES):
-    """The ES policy (see the module docstring): acts by the mode of its distribution."""
+    """The ES policy (see the module docstring): acts by the mode of its distribution.
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.explain(rk.ES(rk.GymEnv("CartPole-v1"), seed=0, num_samples=4).optimizer)
+        ... # doctest: +ELLIPSIS
+        Evolutionary(learning_rate=0.05, num_samples=4, noise_std=0.1, ...): computes its own step
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         env = args[0] if args else kwargs.get("env")

@@ -121,4 +121,5 @@ PPO = build_policy(
     model_fn=actor_critic_model,
     optimizer=adam_optimizer,
     defaults=PPO_DEFAULTS,
+    doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )

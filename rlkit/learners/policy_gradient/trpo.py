@@ -1,5 +1,5 @@
 """TRPO (Schulman et al. 2015) with Stable-Baselines3's semantics, as pure functions compiled by
-``rk.build_policy`` and trained by optimizer modules (DESIGN.md section 9).
+``rk.build_policy`` and trained by optimizer modules (:mod:`rlkit.optimizers`).
 
 Each rollout of ``n_steps`` steps of every env: values and log-probabilities stored when acting,
 GAE (``gamma``, ``gae_lambda``) as PPO, advantages normalised over the whole batch; then
@@ -280,7 +280,20 @@ _TRPO = build_policy(
 
 class TRPO(_TRPO):
     """The TRPO policy (see the module docstring); its optimizers' generators are derived from
-    the policy's seed."""
+    the policy's seed.
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.explain(rk.TRPO(rk.GymEnv("CartPole-v1"), seed=0).optimizer)  # doctest: +ELLIPSIS
+        policy loss:
+          OptimizedStep(...): wraps: line-searches along the inner module's step
+            optimizer:
+              NaturalGradient(max_kl=0.01, cg_iterations=15, cg_damping=0.1): computes its own step
+        value loss:
+          MultiStep(...): wraps: repeats the inner module's step
+            optimizer:
+              GradientDescent(optimizer='adam', lr=0.001, eps=1e-05): computes its own step
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -64,4 +64,5 @@ VPG = build_policy(
     model_fn=actor_critic_model,
     optimizer=adam_optimizer,
     defaults=VPG_DEFAULTS,
+    doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )
