@@ -21,7 +21,7 @@ from typing import Any
 
 from ..hooks.basic import find_hook
 from .rundir import RunDirError
-from .summary import LearningSummary, report_evaluations
+from .summary import LearningSummary, report_checkpoint, report_evaluations
 
 __all__ = ["main", "LearningSummary"]
 
@@ -306,6 +306,8 @@ def _execute(
         resume_from=resume_from,
     )
     report_evaluations(experiment, run_dir)
+    if not quiet:
+        report_checkpoint(run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
     _save_policy(experiment, run_dir)

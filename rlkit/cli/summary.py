@@ -12,7 +12,7 @@ from typing import Any
 from ..core.interfaces import AbstractHook
 from ..hooks.basic import find_hook
 
-__all__ = ["LearningSummary", "report_evaluations"]
+__all__ = ["LearningSummary", "report_checkpoint", "report_evaluations"]
 
 
 class LearningSummary(AbstractHook):
@@ -111,3 +111,21 @@ def report_evaluations(experiment: Any, run_dir: Path) -> None:
         line += " (the policy now holds the best parameters)"
     print(line)
     sys.stdout.flush()
+
+
+def report_checkpoint(run_dir: Path) -> None:
+    """Print the newest checkpoint of ``run_dir/checkpoints`` and its size (nothing when the
+    run wrote none), e.g. ``newest checkpoint: checkpoint-00000500.safetensors (92.4 kB)``."""
+    from ..hooks.checkpoint import latest_checkpoint
+
+    newest = latest_checkpoint(run_dir / "checkpoints")
+    if newest is not None:
+        print(f"newest checkpoint: {newest.name} ({_size(newest.stat().st_size)})")
+
+
+def _size(n_bytes: int) -> str:
+    """``n_bytes`` in B, kB, MB or GB (powers of 1000)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes} B"

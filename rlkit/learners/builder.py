@@ -75,6 +75,45 @@ def build_policy(
     ``base`` (a :class:`BuiltPolicy` subclass) whose learning step steps each loss with its own
     optimizer (e.g. :class:`~rlkit.learners.actor_critic.common.OffPolicyActorCritic`).
 
+    Checks: each function's signature when the class is built (a ``TypeError`` naming the
+    function, its parameters and the call rlkit makes); the model against the spaces with one
+    forward pass when a run is planned (``rk.run``, ``rk.explain``); ``stats_fn`` and
+    ``extra_action_out_fn`` must return dicts (``rlkit/learners/function_checks.py``).
+
+    **model_fn(state_space, action_space, dist_class, config, seed)**: ``seed`` is a
+    ``numpy.random.SeedSequence`` derived from the policy's seed (one stream per purpose: the
+    model, the action sampling, the minibatches), not an int. For torch, turn it into an int
+    with ``rlkit.core.seeding.int_seed(seed)`` and seed a ``torch.Generator`` (or
+    ``torch.manual_seed``) with it::
+
+        def model_fn(state_space, action_space, dist_class, config, seed):
+            torch.manual_seed(int_seed(seed))  # or torch.Generator().manual_seed(...)
+            return torch.nn.Linear(state_space.shape[0], dist_class.n_inputs(action_space))
+
+    ``config`` holds every hyperparameter (the defaults updated with the constructor's
+    arguments). ``hidden`` means the layer widths to rlkit's own model functions only (a
+    tuple, or one int for one layer, checked when the policy is made); a custom ``model_fn``
+    may give it any meaning, or none.
+
+    **The batch** ``loss_fn``, ``postprocess_fn`` and ``stats_fn`` receive is an ``rk.Batch``
+    (tensors by key, one row per transition; ``postprocess_fn`` sees the rollout's
+    ``(n_steps, n_envs, ...)`` arrays). The keys each kind of learner provides:
+
+    * on-policy (VPG, A2C, PPO, TRPO: ``base=BuiltPolicy``): ``state``, ``action``, ``reward``,
+      ``terminated``, ``truncated``, ``final_state`` (the rollout), what
+      ``extra_action_out_fn`` stored with each action (rlkit's: ``value``, ``log_prob``), what
+      ``postprocess_fn`` adds (rlkit's ``add_advantages``: ``advantages``, ``returns``), and
+      ``legal_action_mask`` when the env masks actions; TRPO's update adds ``old_inputs``;
+    * ES: ``reset_seeds`` (the fitness episodes' reset seeds);
+    * off-policy actor-critics (SAC, TD3, DDPG): ``state``, ``action`` (scaled to [-1, 1]),
+      ``reward``, ``terminal``, ``next_state``;
+    * value-based learners (the DQN family): ``state``, ``action``, ``reward``,
+      ``terminal``, ``next_state``, ``discount``, and ``weights``, ``indices`` from a
+      prioritized replay.
+
+    Reading a missing key is a ``KeyError`` listing the keys the batch has; ``policy.hp(name)``
+    of an unknown hyperparameter is a ``KeyError`` suggesting the closest known name.
+
     Example:
         A policy that reinforces each action by its immediate reward, from a linear model:
 

@@ -42,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -51,7 +52,7 @@ import torch
 from plum import Signature
 
 from ..approximators.neural import resolve_device
-from ..core.checks import check_callable, optional_positive_int, positive_int
+from ..core.checks import optional_positive_int, positive_int
 from ..core.dispatch import PlanStep, resolve, statistics, update, where
 from ..core.seeding import spawn_seeds
 from ..core.stages import POST_ACT_STAGE, PRE_ACT_STAGE, AbstractStage
@@ -64,10 +65,12 @@ from ..policies.stochastic import StochasticPolicy, is_vector_env
 from ..schedules import Schedule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, fn_name
-from .hyperparameters import check_hyperparameters, check_minibatches
+from .function_checks import check_dict_result, check_model_outputs, check_signature
+from .hyperparameters import check_hyperparameters, check_minibatches, reads_hidden
 
 __all__ = [
     "BuiltPolicy",
+    "UnknownHyperparameterError",
     "Batch",
     "FUNCTION_NAMES",
     "gradient_tree",
@@ -85,14 +88,6 @@ FUNCTION_NAMES = (
     "gradients_fn",
     "model_fn",
 )
-_SIGNATURES = {
-    "loss_fn": "loss_fn(policy, model, dist_class, batch)",
-    "postprocess_fn": "postprocess_fn(policy, batch)",
-    "stats_fn": "stats_fn(policy, batch)",
-    "extra_action_out_fn": "extra_action_out_fn(policy, model, dist, obs, actions)",
-    "gradients_fn": "gradients_fn(params)",
-    "model_fn": "model_fn(state_space, action_space, dist_class, config, seed)",
-}
 _LEARNING_FUNCTIONS = ("postprocess_fn", "loss_fn", "gradients_fn", "stats_fn")
 # hyperparameters every built policy has (an algorithm's defaults may change them)
 _COMMON_DEFAULTS = {"n_steps": 1, "n_epochs": 1, "batch_size": None, "target_kl": None}
@@ -125,6 +120,21 @@ def spaces_and_config(
         )
     policy.config = copy.deepcopy({**policy.defaults, **config})
     return state_space, action_space
+
+
+class UnknownHyperparameterError(KeyError):
+    """``policy.hp(name)`` with a name the policy does not have: the message names the policy,
+    the name, the closest known name (``difflib``) and every known one."""
+
+    def __init__(self, owner: str, name: Any, known: Mapping[str, Any]) -> None:
+        names = sorted(known)
+        close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ";"
+        self.message = f"{owner} has no hyperparameter {name!r}{hint} known: {names}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # a KeyError would show the message in quotes
+        return self.message
 
 
 class BuiltPolicy(StochasticPolicy):
@@ -203,7 +213,10 @@ class BuiltPolicy(StochasticPolicy):
         positive_int(owner, "n_steps", self.config["n_steps"])
         positive_int(owner, "n_epochs", self.config["n_epochs"])
         optional_positive_int(owner, "batch_size", self.config["batch_size"])
-        check_hyperparameters(owner, self.config)
+        checked = self.config
+        if not reads_hidden(type(self).model_fn):  # a user's model gives hidden its own meaning
+            checked = {k: v for k, v in checked.items() if k != "hidden"}
+        check_hyperparameters(owner, checked)
         check_minibatches(owner, self.config, _n_envs(env))
 
     def distribution_class(self, action_space: Any) -> Any:
@@ -248,8 +261,24 @@ class BuiltPolicy(StochasticPolicy):
 
     # ---- hyperparameters ----
     def hp(self, name: str) -> Any:
-        """The hyperparameter ``name`` now (a schedule's value at the policy's transitions)."""
-        value = self.config[name]
+        """The hyperparameter ``name`` now (a schedule's value at the policy's transitions); an
+        unknown name is an :class:`UnknownHyperparameterError` (a ``KeyError``) naming the
+        policy, the name, the closest known name and all of them.
+
+        Example:
+            >>> import rlkit as rk
+            >>> policy = rk.PPO(rk.GymEnv("CartPole-v1"), n_steps=64, batch_size=32)
+            >>> policy.hp("n_steps")
+            64
+            >>> policy.hp("n_step")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            rlkit.learners.built.UnknownHyperparameterError: PPO has no hyperparameter 'n_step'; did you mean 'n_steps'? known: [...]
+        """  # noqa: E501
+        try:
+            value = self.config[name]
+        except KeyError:
+            raise UnknownHyperparameterError(type(self).name, name, self.config) from None
         if isinstance(value, Schedule):
             value.t = self.transitions
             return value.value
@@ -257,7 +286,12 @@ class BuiltPolicy(StochasticPolicy):
 
     def extra_action_out(self, obs, dist, actions):
         fn = type(self).extra_action_out_fn
-        return {} if fn is None else fn(self, self.model, dist, obs, actions)
+        if fn is None:
+            return {}
+        out = fn(self, self.model, dist, obs, actions)
+        return out if isinstance(out, dict) else check_dict_result(
+            type(self).name, "extra_action_out_fn", fn, out
+        )
 
     # ---- what rk.explain shows ----
     @classmethod
@@ -289,6 +323,7 @@ class BuiltPolicy(StochasticPolicy):
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         cls = type(self)
         check_env_fits(cls.name, self.state_space, self.action_space, env)
+        check_model_outputs(self)  # one forward pass: the model fits the spaces
         functions = [(key, getattr(cls, key)) for key in _LEARNING_FUNCTIONS]
         plan = {POST_ACT_STAGE: describe_update(self, functions, {"optimizer": self.optimizer})}
         fn = cls.extra_action_out_fn
@@ -533,12 +568,10 @@ def _make_class(
             if not fn:
                 raise TypeError(f"build_policy({name!r}): loss_fn must not be an empty dict")
             for loss_name, one in fn.items():
-                check_callable(
-                    f"build_policy({name!r})", f"loss_fn[{loss_name!r}]", one, _SIGNATURES[key]
-                )
+                check_signature(f"build_policy({name!r})", key, one, f"loss_fn[{loss_name!r}]")
             continue
         if fn is not None:
-            check_callable(f"build_policy({name!r})", key, fn, _SIGNATURES[key])
+            check_signature(f"build_policy({name!r})", key, fn)
     namespace: dict[str, Any] = {key: _as_class_attribute(key, fn) for key, fn in functions.items()}
     namespace.update(
         name=name,

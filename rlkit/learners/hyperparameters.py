@@ -27,7 +27,14 @@ from typing import Any
 from ..core.checks import ArgumentTypeError, finite_float, is_int, unit_interval
 from ..schedules import PiecewiseSchedule, Schedule
 
-__all__ = ["check_hyperparameters", "check_minibatches", "hidden_sizes", "schedule_ends"]
+__all__ = [
+    "check_hyperparameters",
+    "check_minibatches",
+    "hidden_sizes",
+    "layers_from_hidden",
+    "reads_hidden",
+    "schedule_ends",
+]
 
 _FAR = 10**15  # a step past the end of any schedule of a run
 
@@ -104,19 +111,43 @@ def check_hyperparameters(owner: str, config: dict[str, Any]) -> None:
             check(owner, name, value, False)
 
 
+def layers_from_hidden(model_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``model_fn`` as one that builds its layers from the ``hidden`` hyperparameter (so a
+    policy made with it checks ``hidden`` when it is made); rlkit's own model functions are
+    marked. Returns ``model_fn`` itself."""
+    model_fn.reads_hidden = True
+    return model_fn
+
+
+def reads_hidden(model_fn: Any) -> bool:
+    """Whether ``model_fn`` builds its layers from ``hidden`` (:func:`layers_from_hidden`): a
+    user's ``model_fn`` may give ``hidden`` any meaning, or none, and it is not checked.
+
+    Example:
+        >>> from rlkit.learners.policy_gradient.models import actor_critic_model
+        >>> reads_hidden(actor_critic_model), reads_hidden(lambda *args: None)
+        (True, False)
+    """
+    return getattr(model_fn, "reads_hidden", False) is True
+
+
 def hidden_sizes(owner: str, hidden: Any) -> tuple[int, ...]:
     """``hidden`` as a tuple of layer widths: a sequence of positive integers (empty for a
-    network without hidden layers).
+    network without hidden layers), or one positive integer, one hidden layer.
 
     Example:
         >>> hidden_sizes("SAC", [64, 64])
         (64, 64)
+        >>> hidden_sizes("PPO", 64)
+        (64,)
         >>> hidden_sizes("TD3", (0,))
         Traceback (most recent call last):
         ...
-        ValueError: TD3: hidden must be a sequence of positive integers such as (64, 64), got (0,)
-    """
-    expected = "a sequence of positive integers such as (64, 64)"
+        ValueError: TD3: hidden must be a sequence of positive integers such as (64, 64), or one such as 64, got (0,)
+    """  # noqa: E501
+    expected = "a sequence of positive integers such as (64, 64), or one such as 64"
+    if is_int(hidden):  # one hidden layer
+        hidden = (hidden,)
     if isinstance(hidden, (str, bytes)) or not isinstance(hidden, Sequence):
         raise ArgumentTypeError(f"{owner}: hidden must be {expected}, got {hidden!r}")
     if not all(is_int(width) for width in hidden):

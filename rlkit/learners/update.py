@@ -9,7 +9,9 @@ needs (``MultiStep``'s minibatches and epochs, ``NaturalGradient``, a line searc
 ``Evolutionary``'s perturbed parameters):
 
 * ``fn_loss(indices=None)`` evaluates ``loss_fn`` on the whole batch, or on the rows
-  ``indices``; it checks that the loss is a finite scalar, keeps the loss's diagnostics, and
+  ``indices``; it checks that the loss is a scalar (the optimizer modules refuse a step whose
+  loss or gradient is nan or inf: ``rk.optimizers.NonFiniteError``, told with the policy's
+  name, ``loss_fn`` and update), keeps the loss's diagnostics, and
   ends the update early (``rk.optimizers.EarlyStop``, before the step) when a ``target_kl`` is
   set and the loss reports ``approx_kl > 1.5 * target_kl`` (Stable-Baselines3's rule);
 * ``fn_kl_divergence(indices=None)`` is the mean ``KL(old || new)`` from the policy that
@@ -36,18 +38,18 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 
 from ..core.dispatch import update
-from ..optimizers import EarlyStop, GradientDescent, OptimizerModule
+from ..optimizers import EarlyStop, GradientDescent, NonFiniteError, OptimizerModule
 from .batch import Batch, flatten, fn_name
 from .built import BuiltPolicy
+from .function_checks import check_dict_result
 
-__all__ = ["learn", "postprocessed", "set_learning_rate", "LossClosures"]
+__all__ = ["learn", "postprocessed", "refused", "set_learning_rate", "LossClosures"]
 
 _PLAIN = ("multi_step", "clipped_step", "gradient_descent")
 
@@ -137,10 +139,18 @@ def _check_loss(policy: Any, loss: Any) -> None:
         raise ValueError(
             f"{cls.name}: loss_fn {name} must return a scalar tensor, got {shape} {where_}"
         )
-    if not math.isfinite(loss.item()):
-        raise FloatingPointError(
-            f"{cls.name}: loss_fn {name} returned a non-finite loss {loss.item()} {where_}"
-        )
+
+
+def refused(policy: Any, error: NonFiniteError) -> NonFiniteError:
+    """``error`` (a step the optimizer module refused) told with the policy's name, its
+    ``loss_fn`` and the update."""
+    cls = type(policy)
+    name = fn_name(cls.loss_fn)
+    if error.what.endswith("loss"):
+        text = f"loss_fn {name} returned a non-finite {error.what} {error.value}"
+    else:
+        text = f"the {error.what} of loss_fn {name} is {error.value}"
+    return error.restated(f"{cls.name}: {text} at update {policy.updates + 1}")
 
 
 def learn(policy: Any, batch: Mapping[str, Any]) -> None:
@@ -157,7 +167,10 @@ def learn(policy: Any, batch: Mapping[str, Any]) -> None:
         fns["fn_kl_divergence"] = closures.fn_kl_divergence
     if cls.gradients_fn is not None:
         fns["fn_gradients"] = cls.gradients_fn
-    result = tree.step(policy.params, closures.fn_loss, **fns)
+    try:
+        result = tree.step(policy.params, closures.fn_loss, **fns)
+    except NonFiniteError as error:
+        raise refused(policy, error) from None
     policy.updates += 1
     policy.gradient_steps += int(result.statistics.get("inner_steps", 1))
     stats = {**closures.means(), **_step_statistics(result)}
@@ -167,7 +180,8 @@ def learn(policy: Any, batch: Mapping[str, Any]) -> None:
         with torch.no_grad():
             stats["kl_divergence"] = float(closures.fn_kl_divergence())
     if cls.stats_fn is not None:
-        stats.update({k: float(v) for k, v in cls.stats_fn(policy, batch).items()})
+        out = check_dict_result(cls.name, "stats_fn", cls.stats_fn, cls.stats_fn(policy, batch))
+        stats.update({k: float(v) for k, v in out.items()})
     policy.stats = stats
 
 

@@ -6,7 +6,9 @@ meta-optimizers can evaluate it as often as they need. Modules that compute a st
 :class:`Evolutionary`, :class:`Synchronization`; modules that wrap one: :class:`MultiStep`,
 :class:`ClippedStep`, :class:`OptimizedStep`. Solvers: :class:`ConjugateGradient`,
 :class:`LineSearch`. :func:`make` builds a tree from a spec; ``rk.explain(module)`` prints it.
-TRPO is ``OptimizedStep(NaturalGradient(...))``, PPO's update
+A step whose loss or gradient is nan or inf is refused, nothing changed: a
+:class:`NonFiniteError` (``finite.py``, the one check every module shares). TRPO is
+``OptimizedStep(NaturalGradient(...))``, PPO's update
 ``MultiStep(ClippedStep(GradientDescent(Adam), max_norm, on="gradient"))``.
 
 Example:
@@ -27,6 +29,7 @@ Example:
 from .base import EarlyStop, OptimizerModule, StepResult
 from .clipped import ClippedStep
 from .evolutionary import Evolutionary
+from .finite import NonFiniteError, check_finite
 from .gradient import GradientDescent
 from .multi_step import MultiStep
 from .natural_gradient import NaturalGradient
@@ -37,6 +40,8 @@ from .synchronization import Synchronization
 
 __all__ = [
     "EarlyStop",
+    "NonFiniteError",
+    "check_finite",
     "OptimizerModule",
     "StepResult",
     "GradientDescent",

@@ -108,6 +108,7 @@ def _then_clip(before: Callable[[Any], Any] | None, max_norm: float) -> Callable
             before(params)
         return clip_grad_norm(params, max_norm)
 
+    fn_gradients.returns_gradient_norm = True  # the norm of the gradients it leaves (scaled)
     return fn_gradients
 
 

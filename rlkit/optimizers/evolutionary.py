@@ -19,6 +19,7 @@ from .base import (
     restore,
     snapshot,
 )
+from .finite import check_finite
 
 __all__ = ["Evolutionary", "centered_ranks"]
 
@@ -38,7 +39,10 @@ class Evolutionary(OptimizerModule):
     and ``theta - noise_std e_i`` without gradients, and moves the parameters by
     ``-learning_rate * sum_i (u+_i - u-_i) e_i / (2 num_samples noise_std)``, where ``u`` are the
     losses, or their centred ranks with ``rank_shaping`` (the default). The loss may be any
-    scalar, differentiable or not (for example minus the return of rollouts).
+    scalar, differentiable or not (for example minus the return of rollouts). A loss that is nan
+    or inf, at the parameters or at a perturbation, raises
+    :class:`~rlkit.optimizers.finite.NonFiniteError`: the parameters and the generator are
+    those before the step.
 
     Args:
         learning_rate: the step size, > 0.
@@ -102,7 +106,8 @@ class Evolutionary(OptimizerModule):
     def step(self, params: ParamsLike, fn_loss: Loss, **fns: Any) -> StepResult:
         params = as_parameters("Evolutionary", params)
         start = snapshot(params)
-        base = self._evaluate(fn_loss)
+        base = check_finite("Evolutionary", "loss", self._evaluate(fn_loss))
+        generator_state = self.generator.get_state()
         noises, plus, minus = [], [], []
         for _ in range(self.num_samples):
             noise = [
@@ -116,6 +121,9 @@ class Evolutionary(OptimizerModule):
             minus.append(self._evaluate(fn_loss))
             restore(params, start)
         losses = np.array(plus + minus)
+        if not np.isfinite(losses).all():  # refused: the generator is rewound too
+            self.generator.set_state(generator_state)
+            check_finite("Evolutionary", "perturbed loss", losses[~np.isfinite(losses)][0])
         shaped = centered_ranks(losses) if self.rank_shaping else losses
         weights = shaped[: self.num_samples] - shaped[self.num_samples :]
         scale = 1.0 / (2.0 * self.num_samples * self.noise_std)

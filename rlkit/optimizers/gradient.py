@@ -19,6 +19,8 @@ from .base import (
     evaluate_loss,
     total_norm,
 )
+from .finite import check_finite
+from .torch_settings import check_torch_settings
 
 __all__ = [
     "GradientDescent",
@@ -114,7 +116,9 @@ class GradientDescent(OptimizerModule):
             error; for a learner that reads only the loss, as the off-policy actor-critics).
         lr_scheduler: a function ``torch optimizer -> torch.optim.lr_scheduler.LRScheduler``,
             stepped after every step (None: none).
-        **kw: the torch optimizer's arguments (``lr=3e-4``, ...).
+        **kw: the torch optimizer's arguments (``lr=3e-4``, ...); refused now when torch
+            refuses them, when a number is nan or inf, or when it lies outside its range
+            (``momentum`` in [0, 1], ``weight_decay >= 0``, ...: ``torch_settings.py``).
 
     ``learning_rate`` reads and sets the learning rate of every parameter group (a learner with
     a learning-rate ``Schedule`` sets it before each update).
@@ -163,6 +167,7 @@ class GradientDescent(OptimizerModule):
             finite_float("GradientDescent", "lr", kw["lr"], low=0, low_open=True)
         if isinstance(self.torch_optimizer_cls, type):
             _check_torch_settings(self.torch_optimizer_cls, self.kwargs)
+        check_torch_settings("GradientDescent", self.torch_optimizer_cls, self.kwargs)
 
     @classmethod
     def wrap(
@@ -262,13 +267,20 @@ class GradientDescent(OptimizerModule):
         def closure() -> torch.Tensor:
             clear_grads(params)
             loss = evaluate_loss("GradientDescent", fn_loss)
+            loss_value = check_finite("GradientDescent", "loss", loss.detach())
             loss.backward()
             norm = None if fn_gradients is None else fn_gradients(params)
-            if norm is None:
+            if norm is None or not getattr(fn_gradients, "returns_gradient_norm", False):
+                # the norm of the gradients the torch optimizer will use (a user's
+                # fn_gradients may change them and return anything)
                 grads = [p.grad for p in params if p.grad is not None]
-                norm = float(total_norm(grads)) if grads else 0.0
+                actual = float(total_norm(grads)) if grads else 0.0
+                check_finite("GradientDescent", "gradient norm", actual)
+                norm = actual if norm is None else norm
+            else:  # the norm before clipping: finite exactly when the clipped gradients are
+                check_finite("GradientDescent", "gradient norm", norm)
             grad_norms.append(float(norm))
-            losses.append(float(loss.detach()))
+            losses.append(loss_value)
             return loss
 
         detached = [p.detach() for p in params] if self.keep_deltas else []

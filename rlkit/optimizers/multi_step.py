@@ -29,11 +29,19 @@ _ALL = object()  # full-batch steps: the closures are called without indices
 
 def bind_indices(fns: dict[str, Any], indices: np.ndarray) -> dict[str, Any]:
     """``fns`` with every callable named ``fn_*`` bound to ``indices`` (its first argument);
-    other values pass unchanged."""
+    other values, and ``fn_gradients`` (a function of the parameters, not of the samples),
+    pass unchanged."""
     return {
-        name: partial(value, indices) if name.startswith("fn_") and callable(value) else value
+        name: partial(value, indices) if _indexed(name) and callable(value) else value
         for name, value in fns.items()
     }
+
+
+def _indexed(name: str) -> bool:
+    return name.startswith("fn_") and name not in _NOT_INDEXED
+
+
+_NOT_INDEXED = ("fn_gradients",)
 
 
 def epoch_indices(

@@ -20,6 +20,7 @@ from .base import (
     flat,
     unflat,
 )
+from .finite import check_finite
 from .solvers import ConjugateGradient
 
 __all__ = ["NaturalGradient", "fisher_vector_product"]
@@ -77,7 +78,9 @@ class NaturalGradient(OptimizerModule):
     the KL bound, as TensorForce derives it: with ``c' = d^T F d / 2`` the Lagrange multiplier is
     ``lambda = sqrt(c' / max_kl)`` and the step is ``d / lambda`` (that is ``d * sqrt(2 max_kl /
     d^T F d)``), so that the quadratic model of the KL equals ``max_kl``. When ``d^T F d`` is not
-    positive the step is zero. The estimated improvement is ``-g . step``.
+    positive the step is zero. The estimated improvement is ``-g . step``. A loss or gradient
+    that is nan or inf raises :class:`~rlkit.optimizers.finite.NonFiniteError` before the
+    parameters move.
 
     Args:
         max_kl: the KL bound of a step, > 0 (TRPO's ``target_kl``).
@@ -128,7 +131,9 @@ class NaturalGradient(OptimizerModule):
                 f"(give it as step(params, fn_loss, fn_kl_divergence=...)); got fns {sorted(fns)}"
             )
         loss = evaluate_loss("NaturalGradient", fn_loss)
+        check_finite("NaturalGradient", "loss", loss.detach())
         gradient = flat(_grads(loss, params)).detach()
+        grad_norm = check_finite("NaturalGradient", "gradient norm", gradient.norm())
         kl = evaluate_loss("NaturalGradient", fn_kl_divergence, name="fn_kl_divergence")
         fvp = fisher_vector_product("NaturalGradient", kl, params)
         solution = self.solver.solve(fvp, -gradient)
@@ -136,7 +141,7 @@ class NaturalGradient(OptimizerModule):
         dfd = float(torch.dot(direction, fvp(direction)))
         statistics = {
             "loss": float(loss.detach()),
-            "grad_norm": float(gradient.norm()),
+            "grad_norm": grad_norm,
             "cg_iterations": float(solution.iterations),
             "cg_residual": solution.residual_norm,
         }

@@ -18,6 +18,7 @@ from .base import (
     restore,
     snapshot,
 )
+from .finite import check_finite
 from .solvers import LineSearch
 
 __all__ = ["OptimizedStep"]
@@ -113,7 +114,9 @@ class OptimizedStep(OptimizerModule):
         if base is None:
             restore(params, start)
             with torch.no_grad():
-                base = float(evaluate_loss("OptimizedStep", fn_loss))
+                base = check_finite(
+                    "OptimizedStep", "loss", evaluate_loss("OptimizedStep", fn_loss)
+                )
         full = [d.clone() for d in result.deltas]
 
         def value_at(fraction: float) -> float:

@@ -10,7 +10,7 @@ from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, A
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
 from ..core.state import get_state, set_state
 
-__all__ = ["Agent"]
+__all__ = ["Agent", "replay_batch_size"]
 
 
 class Agent(AbstractPolicy):
@@ -135,17 +135,39 @@ def _check_n_envs(trajectory: Any, env: Any) -> None:
         )
 
 
+def replay_batch_size(policy: Any) -> int | None:
+    """How many transitions ``policy`` draws from its trajectory per batch, when it samples
+    fixed-size batches from a replay: its ``replay_batch_size`` (the off-policy actor-critics:
+    SAC, TD3, DDPG), or its learner's sampler's ``batch_size`` (the DQN family inside a
+    ``QBasedPolicy``); None for a policy that does not sample.
+
+    Example:
+        >>> import rlkit as rk
+        >>> replay_batch_size(rk.SAC(rk.GymEnv("Pendulum-v1"), batch_size=64))
+        64
+    """
+    size = getattr(policy, "replay_batch_size", None)
+    if size is None:
+        sampler = getattr(getattr(policy, "learner", None), "sampler", None)
+        size = getattr(sampler, "batch_size", None)
+    return int(size) if is_int(size) else None
+
+
 def _check_batch_fits(policy: Any, trajectory: Any) -> None:
-    """A learner that samples batches larger than the trajectory can hold would fail only
-    after its warm-up: refuse the pair here."""
-    sampler = getattr(getattr(policy, "learner", None), "sampler", None)
-    batch_size = getattr(sampler, "batch_size", None)
+    """The one check, for every replay-based learner, that its batches fit its replay: a
+    learner that samples batches larger than the trajectory can hold would fail only after its
+    warm-up (or, sampling with replacement, learn from repeated rows): refuse the pair here."""
+    batch_size = replay_batch_size(policy)
     capacity = getattr(trajectory, "capacity", None)
-    if is_int(batch_size) and is_int(capacity) and batch_size > capacity:
+    if batch_size is not None and is_int(capacity) and batch_size > capacity:
+        learner = getattr(policy, "learner", None)
+        owner = getattr(policy, "name", None) if learner is None else type(learner).__name__
+        owner = owner if isinstance(owner, str) else type(policy).__name__
         raise ValueError(
-            f"Agent: the learner's sampler draws batches of batch_size={batch_size} transitions, "
-            f"more than the trajectory holds (capacity={capacity}); expected batch_size <= "
-            f"capacity: give the trajectory a larger capacity or the sampler a smaller batch"
+            f"Agent: {owner} draws batches of batch_size={batch_size} transitions, more than "
+            f"its replay {type(trajectory).__name__} holds (capacity={capacity}); expected "
+            f"batch_size <= capacity (the buffer_size): give a larger buffer_size (trajectory "
+            f"capacity) or a smaller batch_size"
         )
 
 

@@ -13,7 +13,9 @@ log-probabilities: ``extra_action_out``) is kept in ``last_extras`` for the traj
 The recording methods of :class:`~rlkit.RolloutTrajectory` for stochastic policies are here:
 PreAct writes the state, the unclipped action and the extras; PostAct the reward, the flags and
 the final state (for a vector env ``env.final_state``; for a single env ``env.state``, which is
-the real final observation after the last step of an episode).
+the real final observation after the last step of an episode). A policy that cannot act because
+an observation holds nan or inf says which one, from which env and sub-env
+(:mod:`rlkit.policies.non_finite`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..core.stages import AbstractStage, PostActStage, PreActStage
 from ..core.state import get_state, require_keys, set_state
 from ..trajectories.rollout import RolloutTrajectory
 from .distributions import ActionDistribution, distribution_for
+from .non_finite import cannot_act
 from .predict import mask_batch, observation_batch, single_or_batch
 from .spaces import check_env_fits
 
@@ -133,10 +136,17 @@ class StochasticPolicy(AbstractPolicy):
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
         with torch.no_grad():
-            dist = self.distribution(obs, mask)
-            actions = self.choose(dist)
+            try:
+                dist = self.distribution(obs, mask)
+                actions = self.choose(dist)
+            except (RuntimeError, ValueError) as error:  # torch's "probability tensor ..."
+                if torch.isfinite(obs).all():
+                    raise
+                raise cannot_act(_owner(self), obs, env, vector) from error
             extras = self.extra_action_out(obs, dist, actions)
         self.last_action = actions.cpu().numpy()
+        if self._clip and not np.isfinite(self.last_action).all():  # a Gaussian's nan sample
+            raise cannot_act(_owner(self), obs, env, vector)
         self.last_extras = {k: v.detach().cpu().numpy() for k, v in extras.items()}
         if mask is not None:  # learners rebuild the same distribution from the stored mask
             self.last_extras["legal_action_mask"] = np.asarray(mask, dtype=bool)
@@ -214,6 +224,12 @@ class StochasticPolicy(AbstractPolicy):
         set_state(self.generator, state["generator"])
 
 
+def _owner(policy: Any) -> str:
+    """A built policy's algorithm name (``PPO``), else the class's name."""
+    name = getattr(type(policy), "name", None)
+    return name if isinstance(name, str) else type(policy).__name__
+
+
 def _narrower_dtype(space: gym.spaces.Box) -> np.dtype | None:
     """The dtype a ``Box``'s actions must be cast to for the env to accept them (integers, or a
     float narrower than the float32 samples); None when float32 samples fit as they are."""
@@ -251,6 +267,8 @@ class DeterministicPolicy(AbstractPolicy):
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
+        if not torch.isfinite(obs).all():  # a mode of nan logits is an arbitrary action
+            raise cannot_act(f"rk.greedy({_owner(policy)})", obs, env, vector)
         with torch.no_grad():
             actions = policy.distribution(obs, mask).mode()
         return policy.env_action(actions.cpu().numpy(), vector)

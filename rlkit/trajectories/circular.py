@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..core.checks import positive_int
+from ..core.checks import is_int, positive_int
 from ..core.dispatch import update
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
@@ -242,9 +242,22 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         return indices, None
 
     # ---- checkpoints ----
+    @property
+    def n_written(self) -> int:
+        """Slots written since construction (or :meth:`clear`), from slot 0 on: the rows
+        beyond hold zeros until the buffer wraps (then every slot is written)."""
+        written = self.n_inserted + (self.n_pending if self.pending else 0)
+        return min(self.capacity, written)
+
     def state_dict(self) -> dict[str, Any]:
-        """Arrays (copies) and counters, for checkpoints."""
+        """Arrays (copies of the written rows only: ``filled`` of them) and counters, for
+        checkpoints; the unwritten rows are zeros and are not saved (a 1M-transition replay
+        after 500 steps saves 500 rows)."""
+        filled = self.n_written
+        if any(getattr(self, name)[filled:].any() for name in TRACES):
+            filled = self.capacity  # rows written past the counters (by hand): keep them all
         return {
+            "filled": filled,
             "capacity": self.capacity,
             "state_shape": list(self.state_shape),
             "state_dtype": np.dtype(self.state_dtype).str,
@@ -255,7 +268,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             "pending": self.pending,
             "n_pending": self.n_pending,
             "stride": self.stride,
-            **{name: getattr(self, name).copy() for name in TRACES},
+            **{name: getattr(self, name)[:filled].copy() for name in TRACES},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -276,16 +289,31 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
                 raise ValueError(
                     f"{name}: checkpoint has {key}={state[key]!r}, this trajectory has {value!r}"
                 )
+        filled = state.get("filled", self.capacity)  # absent: the whole arrays (older saves)
+        if not is_int(filled) or not 0 <= filled <= self.capacity:
+            raise ValueError(
+                f"{name}: checkpoint has filled={filled!r}, expected an integer in "
+                f"[0, {self.capacity}]"
+            )
+        pending = int(state.get("n_pending", 1)) if state.get("pending") else 0
+        written = min(self.capacity, int(state["n_inserted"]) + pending)
+        if filled < written:
+            raise ValueError(
+                f"{name}: checkpoint has filled={filled} rows, fewer than the {written} its "
+                f"counters say were written (n_inserted={state['n_inserted']})"
+            )
         arrays = {trace: np.asarray(state[trace]) for trace in TRACES}
         for trace, array in arrays.items():  # check everything before writing anything
-            expected_shape = getattr(self, trace).shape
+            expected_shape = (filled, *getattr(self, trace).shape[1:])
             if array.shape != expected_shape:
                 raise ValueError(
                     f"{name}: checkpoint trace {trace!r} has shape {array.shape}, expected "
                     f"{expected_shape}"
                 )
         for trace, array in arrays.items():
-            getattr(self, trace)[...] = array
+            target = getattr(self, trace)
+            target[:filled] = array
+            target[filled:] = 0
         self.head = int(state["head"])
         self.n_inserted = int(state["n_inserted"])
         self.pending = bool(state["pending"])

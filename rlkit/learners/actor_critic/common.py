@@ -37,7 +37,6 @@ coefficient with the networks.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -64,6 +63,7 @@ from ...core.state import (
     set_state,
     state_count,
 )
+from ...optimizers.finite import NonFiniteError
 from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
@@ -75,7 +75,7 @@ from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
-from ..hyperparameters import hidden_sizes
+from ..hyperparameters import hidden_sizes, reads_hidden
 
 __all__ = [
     "OffPolicyActorCritic",
@@ -285,7 +285,8 @@ class OffPolicyActorCritic(BuiltPolicy):
                 f"{owner}: lr cannot be a Schedule (a constant learning rate), got {c['lr']!r}"
             )
         finite_float(owner, "lr", c["lr"], low=0, low_open=True)
-        hidden_sizes(owner, c["hidden"])
+        if reads_hidden(type(self).model_fn):  # a user's model gives hidden its own meaning
+            hidden_sizes(owner, c["hidden"])
 
     def distribution_class(self, action_space: Any) -> None:
         """None: the algorithm's :meth:`explore` acts (no action distribution class)."""
@@ -320,6 +321,12 @@ class OffPolicyActorCritic(BuiltPolicy):
                     f"config -> one, got {spec!r}"
                 )
         return made
+
+    @property
+    def replay_batch_size(self) -> int:
+        """The transitions drawn from the replay per gradient step (``batch_size``): the
+        ``Agent`` refuses a replay that holds fewer (``rlkit/policies/agent.py``)."""
+        return int(self.config["batch_size"])
 
     @property
     def optimizers(self) -> dict[str, Any]:
@@ -474,11 +481,6 @@ class OffPolicyActorCritic(BuiltPolicy):
         def fn_loss() -> torch.Tensor:
             out = fn(self, self.model, self.dist_class, batch)
             loss, extra = out if isinstance(out, tuple) else (out, {})
-            if not math.isfinite(loss.item()):
-                raise FloatingPointError(
-                    f"{type(self).name}: the {name} loss is {loss.item()} at gradient step "
-                    f"{self.gradient_steps} (transition {self.transitions})"
-                )
             info.update(extra)
             return loss
 
@@ -487,6 +489,13 @@ class OffPolicyActorCritic(BuiltPolicy):
             p.requires_grad_(False)
         try:
             result = self.optimizer[name].step(self.params[name], fn_loss)
+        except NonFiniteError as error:
+            what = "loss" if error.what == "loss" else f"loss's {error.what}"
+            raise error.restated(
+                f"{type(self).name}: the {name} {what} is {error.value} at gradient step "
+                f"{self.gradient_steps} (transition {self.transitions})",
+                unchanged=f"the {name} parameters",
+            ) from None
         finally:
             for p in others:
                 p.requires_grad_(True)

@@ -41,7 +41,7 @@ import torch
 from ...core.checks import positive_int
 from ...core.dispatch import update
 from ..builder import Batch, build_policy
-from ..hyperparameters import hidden_sizes
+from ..hyperparameters import hidden_sizes, layers_from_hidden
 from ..policy_gradient.models import observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
@@ -176,6 +176,7 @@ def actor_loss(policy, model, dist_class, batch):
     return loss, {"entropy": float(-log_prob.detach().mean())}
 
 
+@layers_from_hidden
 def sac_model(state_space, action_space, dist_class, config, seed):
     """Gaussian actor, ``n_critics`` critics and their target; ``log_ent_coef`` if learned."""
     generator = torch_generator(seed)

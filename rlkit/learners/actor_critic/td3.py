@@ -37,7 +37,7 @@ import torch
 from ...core.checks import finite_float, positive_int
 from ...core.dispatch import update
 from ..builder import Batch, build_policy
-from ..hyperparameters import hidden_sizes
+from ..hyperparameters import hidden_sizes, layers_from_hidden
 from ..policy_gradient.models import observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
@@ -108,6 +108,7 @@ def actor_loss(policy, model, dist_class, batch):
     return -model.critic.q1(batch["state"], model.actor(batch["state"])).mean()
 
 
+@layers_from_hidden
 def td3_model(state_space, action_space, dist_class, config, seed):
     """Deterministic actor, ``n_critics`` critics, and targets of both."""
     generator = torch_generator(seed)

@@ -35,7 +35,7 @@ from ...core.checks import instance_of, positive_int
 from ...core.dispatch import update
 from ...core.interfaces import AbstractEnv
 from ...core.stages import PostActStage, PostEpisodeStage
-from ...optimizers import Evolutionary, make
+from ...optimizers import Evolutionary, NonFiniteError, make
 from ...policies.spaces import short_space, spaces_fit
 from ...policies.stochastic import is_vector_env
 from ...trajectories.rollout import RolloutTrajectory
@@ -43,7 +43,15 @@ from ..batch import Batch
 from ..builder import BuiltPolicy, build_policy
 from .models import actor_critic_model
 
-__all__ = ["ES", "ES_DEFAULTS", "es_loss", "es_optimizer", "play_episode", "es_update"]
+__all__ = [
+    "ES",
+    "ES_DEFAULTS",
+    "es_loss",
+    "es_optimizer",
+    "known_fitness_env",
+    "play_episode",
+    "es_update",
+]
 
 ES_DEFAULTS = {
     "lr": 0.05,
@@ -141,7 +149,7 @@ class ES(_ES):
         fitness_id = self.config["fitness_env"]
         if fitness_id is not None:
             instance_of("ES", "fitness_env", fitness_id, str, "a gymnasium id or None")
-            gym.spec(fitness_id)  # an unknown id raises gymnasium's error now, not at the end
+            known_fitness_env(fitness_id)  # an unknown id is refused now, not at the end
         self.fitness_env: gym.Env | None = None
         self.fitness_steps = 0
         value_ids = {id(p) for p in self.model.vf.parameters()}
@@ -156,6 +164,18 @@ class ES(_ES):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self.fitness_steps = int(state["fitness_steps"])
+
+
+def known_fitness_env(env_id: str) -> None:
+    """Refuse a ``fitness_env`` gymnasium does not know, naming ES, the setting and the id."""
+    try:
+        gym.spec(env_id)
+    except gym.error.Error as error:
+        raise ValueError(
+            f"ES: fitness_env={env_id!r} is not a registered gymnasium environment "
+            f"({type(error).__name__}: {error}); give the id of a registered one (e.g. "
+            f"'CartPole-v1'), or None to evaluate on the training env's id"
+        ) from error
 
 
 def _fitness_env(policy: ES, env: Any) -> gym.Env:
@@ -188,9 +208,18 @@ def _fitness_env(policy: ES, env: Any) -> gym.Env:
 def es_update(policy: ES, batch: Batch) -> None:
     """One generation on ``batch["reset_seeds"]``: one ``Evolutionary`` step on :func:`es_loss`."""
     before = policy.fitness_steps
-    result = policy.optimizer.step(
-        policy.evolved, lambda: type(policy).loss_fn(policy, policy.model, policy.dist_class, batch)
-    )
+    try:
+        result = policy.optimizer.step(
+            policy.evolved,
+            lambda: type(policy).loss_fn(policy, policy.model, policy.dist_class, batch),
+        )
+    except NonFiniteError as error:
+        policy.fitness_steps = before
+        fitness = "fitness" if error.what == "loss" else "fitness at a perturbation"
+        raise error.restated(
+            f"ES: the {fitness} is {-error.value} at generation {policy.updates + 1} (a nan or "
+            f"inf reward in fitness_env {policy.config['fitness_env'] or 'the training env'}?)"
+        ) from None
     policy.updates += 1
     policy.stats = {
         "fitness": -float(result.loss_before),

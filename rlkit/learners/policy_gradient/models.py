@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ...policies.distributions import DiagGaussian
-from ..hyperparameters import hidden_sizes
+from ..hyperparameters import hidden_sizes, layers_from_hidden
 
 __all__ = ["ActorCritic", "actor_critic_model", "observation_size"]
 
@@ -124,6 +124,7 @@ def observation_size(owner: str, space: Any) -> int:
     return int(np.prod(space.shape))
 
 
+@layers_from_hidden
 def actor_critic_model(
     state_space: Any, action_space: Any, dist_class: type, config: dict, seed: Any
 ) -> ActorCritic:

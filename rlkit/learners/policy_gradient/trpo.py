@@ -46,14 +46,16 @@ from ...optimizers import (
     GradientDescent,
     MultiStep,
     NaturalGradient,
+    NonFiniteError,
     OptimizedStep,
     OptimizerModule,
     StepResult,
     make,
 )
+from ...optimizers.base import restore, snapshot
 from ..batch import Batch, flatten
 from ..builder import BuiltPolicy, build_policy
-from ..update import postprocessed
+from ..update import postprocessed, refused
 from .functions import (
     add_advantages,
     explained_variance,
@@ -234,10 +236,23 @@ def trpo_update(policy: BuiltPolicy, batch: Batch) -> None:
     def fn_value_loss(indices=None):
         return trpo_value_loss(policy, model, flat if indices is None else flat.rows(indices))
 
-    result = policy.optimizer.step(
-        actor_params, fn_loss, loss="policy", fn_kl_divergence=fn_kl_divergence
-    )
-    value_result = policy.optimizer.step(value_params, fn_value_loss, loss="value", batch_size=n)
+    actor_before = snapshot(actor_params)  # restored if the value step is refused
+    try:
+        result = policy.optimizer.step(
+            actor_params, fn_loss, loss="policy", fn_kl_divergence=fn_kl_divergence
+        )
+    except NonFiniteError as error:
+        raise refused(policy, error) from None
+    try:
+        value_result = policy.optimizer.step(
+            value_params, fn_value_loss, loss="value", batch_size=n
+        )
+    except NonFiniteError as error:
+        restore(actor_params, actor_before)
+        raise error.restated(
+            f"TRPO: the value network's {error.what} (trpo_value_loss) is {error.value} at "
+            f"update {policy.updates + 1}; the update's policy step was undone"
+        ) from None
     policy.updates += 1
     policy.gradient_steps += 1 + int(value_result.statistics.get("inner_steps", 1))
     with torch.no_grad():

@@ -64,6 +64,7 @@ from ...core.dispatch import PlanStep, statistics, update
 from ...core.interfaces import AbstractEnv, AbstractLearner, AbstractVectorEnv
 from ...core.stages import POST_ACT_STAGE, AbstractStage, PreExperimentStage
 from ...core.state import state_or_none
+from ...optimizers.finite import NonFiniteError
 from ...optimizers.synchronization import Synchronization
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
@@ -80,8 +81,9 @@ __all__ = [
 ]
 
 
-class NonFiniteLossError(FloatingPointError):
-    """A learner's loss became nan or inf; training stops before the parameters are changed."""
+class NonFiniteLossError(NonFiniteError):
+    """A learner's loss (or its gradient) became nan or inf; training stops before the
+    parameters are changed (the optimizer module refused the step)."""
 
 
 # ---- the sample -> batch conversion ----
@@ -547,21 +549,25 @@ def _(
 
 # ---- learning from one batch (the off-policy driver calls it for each due gradient step) ----
 def gradient_step(learner: ValueBasedLearner, batch: Batch) -> Mapping[str, Any]:
-    """The family's rule for one batch: ``loss_fn`` -> a finiteness check (a
-    :class:`NonFiniteLossError` before anything changes) -> one step of the approximator's
-    optimizer module tree -> the counters -> the target network, when it counts gradient
-    steps. Returns the ``info`` of ``loss_fn`` (``q``, ``target``: detached tensors)."""
+    """The family's rule for one batch: ``loss_fn`` -> one step of the approximator's
+    optimizer module tree (whose finiteness check of the loss and gradient becomes a
+    :class:`NonFiniteLossError` before anything changes) -> the counters -> the target
+    network, when it counts gradient steps. Returns the ``info`` of ``loss_fn`` (``q``,
+    ``target``: detached tensors)."""
     loss, info = learner.compute_loss(batch)
     learner._last_q, learner._last_target = info.get("q"), info.get("target")
     value = loss.item()
-    if not math.isfinite(value):
-        raise NonFiniteLossError(
-            f"{type(learner).__name__}: non-finite loss {value} at gradient step "
+    try:
+        learner.approximator.step(lambda: loss)
+    except NonFiniteError as error:
+        what = "loss" if error.what == "loss" else f"loss {value} with a {error.what}"
+        raise error.restated(
+            f"{type(learner).__name__}: non-finite {what} {error.value} at gradient step "
             f"{learner.gradient_steps + 1} (environment step {learner.env_steps}); training "
             f"stopped before the update. Lower the learning rate, clip gradients "
-            f"(max_grad_norm=) or check the rewards and observations for nan/inf."
-        )
-    learner.approximator.step(lambda: loss)
+            f"(max_grad_norm=) or check the rewards and observations for nan/inf",
+            NonFiniteLossError,
+        ) from None
     learner.loss = value
     learner.gradient_steps += 1
     if learner._target_per_gradient_step:

@@ -124,8 +124,9 @@ def test_bad_hidden_device_and_observation_space_are_refused(cls):
     env = rk.GymEnv("Pendulum-v1", seed=0)
     with pytest.raises(ValueError, match=rf"{cls.name}: hidden must be .*got \(0,\)"):
         cls(env, hidden=(0,))
-    with pytest.raises(TypeError, match=rf"{cls.name}: hidden must be .*got 64"):
-        cls(env, hidden=64)
+    with pytest.raises(TypeError, match=rf"{cls.name}: hidden must be .*got '64'"):
+        cls(env, hidden="64")
+    assert cls(env, hidden=64).hp("hidden") == 64  # one hidden layer of 64 (issue 21)
     with pytest.raises(ValueError, match=f"{cls.name}: device must be .*got 'gpu'"):
         cls(env, device="gpu")
     box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)

@@ -109,3 +109,13 @@ def test_fitness_episodes_play_legal_actions_only():
         assert steps > 0 and steps % 6 == 0  # every fitness episode played to its end
     finally:
         gym.registry.pop("rlkit_test/OneLegalAction-v0", None)
+
+
+@pytest.mark.parametrize(
+    ("env_id", "cause"), [("NoSuch-v0", "NameNotFound"), ("CartPole-v9", "VersionNotFound")]
+)
+def test_an_unknown_fitness_env_names_es_and_the_setting(env_id, cause):
+    env = rk.GymEnv("CartPole-v1", seed=0)
+    with pytest.raises(ValueError, match=rf"ES: fitness_env='{env_id}' is not a registered "
+                       rf"gymnasium environment \({cause}: .*give the id of a registered one"):
+        rk.ES(env, fitness_env=env_id)
