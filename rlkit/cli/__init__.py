@@ -489,7 +489,10 @@ def _hooks(
     hook = own_hooks if experiment.hook is None else experiment.hook + own_hooks
     hook = hook + CSVLogger(run_dir / "episodes.csv")
     if config.get("tensorboard"):
-        hook = hook + TensorBoardLogger(run_dir / "tensorboard")
+        from ..hooks.evaluation import EvaluationHook
+
+        evaluations = find_hook(experiment.hook, EvaluationHook)  # greedy evaluations, if any
+        hook = hook + TensorBoardLogger(run_dir / "tensorboard", evaluations=evaluations)
     hook = hook + bar + summary
     every = config.get("checkpoint_every")
     if every is not None:
