@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import platform
 import re
 import signal
@@ -368,12 +369,16 @@ def test_a_run_killed_before_its_first_checkpoint_can_be_restarted(tmp_path, cap
 
 
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
+    # the rlkit of this checkout, not an installed one, although the command runs elsewhere
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     return subprocess.Popen(
         [sys.executable, "-m", "rlkit", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        env=env,
     )
 
 
@@ -402,6 +407,8 @@ def test_ctrl_c_stops_at_a_step_boundary_with_a_checkpoint_and_a_resume_hint(tmp
     meta = read_checkpoint(newest)["meta"]
     assert not meta["finished"]  # the run was interrupted, not over
     assert f"checkpoint written at step {meta['step']:,}; continue with:" in out  # at the stop
+    # the final line counts the same transitions (not only those of finished episodes)
+    assert re.search(rf"stopped: [\d,]+ of 1,000,000 episodes, {meta['step']:,} steps, ", out)
     with open(run_dir / "episodes.csv") as f:
         assert len(list(csv.DictReader(f))) == meta["episode"]
     # resuming continues the run (it is not "already finished"); Ctrl-C stops it again

@@ -477,6 +477,7 @@ def _hooks(
     # same hooks.
     bar_shown = not quiet and sys.stderr.isatty()
     bar = ProgressBar(experiment.stop_condition, desc=config["experiment"], disable=not bar_shown)
+    csv_logger = CSVLogger(run_dir / "episodes.csv")
     summary = LearningSummary(
         returns,
         steps,
@@ -484,10 +485,11 @@ def _hooks(
         stop_signal=stop_signal,
         stop_condition=experiment.stop_condition,
         where=run_dir if quiet else None,
+        counter=csv_logger,  # every transition, as the checkpoints count them
     )
     own_hooks = steps if own else returns + steps
     hook = own_hooks if experiment.hook is None else experiment.hook + own_hooks
-    hook = hook + CSVLogger(run_dir / "episodes.csv")
+    hook = hook + csv_logger
     if config.get("tensorboard"):
         from ..hooks.evaluation import EvaluationHook
 

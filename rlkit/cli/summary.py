@@ -22,8 +22,9 @@ class LearningSummary(AbstractHook):
     episodes finished, the mean return of the last ``window`` episodes and steps per second.
     ``quiet`` prints the final line only, followed by ``where`` (the run directory) if given.
 
-    It reads the episode returns and lengths of the hooks it is given, and the progress of
-    ``stop_condition`` (``stop_condition.progress()``; without one, the steps of finished
+    It reads the episode returns and lengths of the hooks it is given, the progress of
+    ``stop_condition`` (``stop_condition.progress()``) and the steps counted by ``counter`` (a
+    logger of the same run; without one, the stop condition's steps or those of finished
     episodes).
 
     Example:
@@ -48,8 +49,9 @@ class LearningSummary(AbstractHook):
         stop_signal: Any = None,
         stop_condition: Any = None,
         where: Any = None,
+        counter: Any = None,
     ) -> None:
-        self.returns, self.steps = returns, steps
+        self.returns, self.steps, self.counter = returns, steps, counter
         self.every_s, self.window, self.quiet = every_s, window, quiet
         self.stop_signal, self.stop_condition, self.where = stop_signal, stop_condition, where
         self.start = self.last = time.perf_counter()
@@ -72,8 +74,11 @@ class LearningSummary(AbstractHook):
 
     @property
     def total_steps(self) -> int:
-        """Environment steps (transitions) done: the stop condition's count when it counts
-        steps, else the steps of finished episodes."""
+        """Environment steps (transitions) done: ``counter.total_steps`` when a counter (an
+        ``rk.AbstractLogger`` of the run) was given, else the stop condition's count when it
+        counts steps, else the steps of finished episodes."""
+        if self.counter is not None:
+            return self.counter.total_steps
         progress = self._progress()
         if progress is not None and progress[2] == "steps":
             return progress[0]
