@@ -202,7 +202,7 @@ def _positive(name: str, value: int | None) -> str | None:
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """``--set`` pairs (values read as Python literals, else as words), ``--steps`` and
     ``--device`` as recipe parameters; ``ValueError`` for a malformed or repeated one."""
-    from ..core.experiment import recipe_parameters, renamed_parameters
+    from ..core.experiment import recipe_parameters
 
     declared = recipe_parameters(args.name)
     overrides: dict[str, Any] = {}
@@ -217,7 +217,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         if key.strip() in overrides:
             raise ValueError(f"--set {key.strip()} is given twice")
         overrides[key.strip()] = value
-    overrides = _renamed(args.name, overrides, renamed_parameters)
+    overrides = _renamed(args.name, overrides)
     for option, key, value in (
         ("--steps", "total_steps", args.steps),
         ("--device", "device", args.device),
@@ -238,14 +238,16 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def _renamed(name: str, overrides: dict[str, Any], rename: Any) -> dict[str, Any]:
-    """``overrides`` under the recipe's current parameter names (``rename``:
-    ``renamed_parameters``), each former name reported as a note on standard error."""
+def _renamed(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` under the recipe's current parameter names, each former name reported as
+    a note on standard error."""
     import warnings
+
+    from ..core.experiment import renamed_parameters
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FutureWarning)
-        result = rename(name, overrides)
+        result = renamed_parameters(name, overrides)
     for warning in caught:
         print(f"rlkit: note: {warning.message}", file=sys.stderr)
     return result
@@ -399,7 +401,7 @@ def _interrupted(run_dir: Path, config: dict[str, Any], hook: Any) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from ..core.experiment import UnknownExperimentError, make_experiment, renamed_parameters
+    from ..core.experiment import UnknownExperimentError, make_experiment
     from ..hooks.checkpoint import CheckpointError, latest_checkpoint, read_checkpoint
     from .rundir import read_config, run_command
 
@@ -428,7 +430,7 @@ def _resume(args: argparse.Namespace) -> int:
         if meta["finished"]:
             print(f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}")
             return 0
-        overrides = _renamed(name, config.get("overrides", {}), renamed_parameters)
+        overrides = _renamed(name, config.get("overrides", {}))
         experiment = make_experiment(name, seed=seed, **overrides)
     except (CheckpointError, UnknownExperimentError, TypeError, ValueError) as error:
         return _fail(error)

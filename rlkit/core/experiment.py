@@ -9,7 +9,9 @@ parameters after ``seed`` (``def SARSA_CliffWalking(seed=0, episodes: int = 500)
 parameter whose default is a dataclass instance (``def DQN_CartPole(seed=0, p: DQNParams =
 CARTPOLE)``: the dataclass's fields are the parameters). ``make_experiment(name, seed,
 **overrides)`` checks the overrides against them (unknown names, wrong types, and the dataclass's
-own ``check(owner)``) before it builds anything.
+own ``check(owner)``) before it builds anything. A dataclass may map former parameter names to
+current ones in a ``RENAMED`` class variable: the old names still work, with a
+``FutureWarning`` (:func:`renamed_parameters`).
 """
 
 from __future__ import annotations
