@@ -45,7 +45,15 @@ def _linear_start(owner: str, name: str, value: str) -> float:
 
 
 def check_schedule(owner: str, name: str, value: float | str) -> None:
-    """Refuse a string that is not ``"lin_<number>"`` (numbers are the learner's to check)."""
+    """Refuse a string that is not ``"lin_<number>"`` (numbers are the learner's to check).
+
+    Example:
+        >>> check_schedule("PPO_CartPole", "lr", "lin_3e-4")
+        >>> check_schedule("PPO_CartPole", "lr", "3e-4")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: PPO_CartPole: lr must be a number or 'lin_' followed by a number ...
+    """
     if isinstance(value, str):
         _linear_start(owner, name, value)
 
@@ -82,7 +90,14 @@ def check_hidden(owner: str, hidden: Any, *, allow_empty: bool = False) -> tuple
 
 def check_device(owner: str, device: Any) -> None:
     """Refuse a device torch does not know, naming ``owner`` ('cuda' without a GPU is refused
-    where the network is built, with its own message)."""
+    where the network is built, with its own message).
+
+    Example:
+        >>> check_device("TRPO_CartPole", "tpu")
+        Traceback (most recent call last):
+        ...
+        ValueError: TRPO_CartPole: unknown device 'tpu'; expected 'cpu', 'cuda', 'cuda:N' or 'auto'
+    """
     checks.instance_of(owner, "device", device, str, "a torch device name such as 'cpu'")
     if device == "auto":
         return

@@ -39,7 +39,12 @@ _ACTIONS = (gym.spaces.Discrete, gym.spaces.Box, gym.spaces.MultiDiscrete)
 
 class EnvCheckError(ValueError):
     """An environment breaks gymnasium's API or rlkit's contract; the message lists every
-    problem found."""
+    problem found.
+
+    Example:
+        >>> issubclass(EnvCheckError, ValueError)
+        True
+    """
 
 
 @dataclass(frozen=True)
