@@ -118,6 +118,7 @@ class DQNParams:
     exploration_fraction: float
     exploration_final_eps: float
     hidden: tuple[int, ...] = (256, 256)
+    exploration_initial_eps: float = 1.0
     max_grad_norm: float | None = 10.0
     adam_eps: float = 1e-8
     n_step: int = 1  # n-step returns (1: one-step DQN, as Stable-Baselines3)
@@ -151,7 +152,8 @@ class DQNParams:
         checks.non_negative_int(owner, "learning_starts", self.learning_starts)
         checks.finite_float(owner, "lr", self.lr, low=0.0, low_open=True)
         checks.finite_float(owner, "adam_eps", self.adam_eps, low=0.0, low_open=True)
-        for name in ("gamma", "exploration_fraction", "exploration_final_eps"):
+        for name in ("gamma", "exploration_fraction", "exploration_initial_eps",
+                     "exploration_final_eps"):
             checks.unit_interval(owner, name, getattr(self, name))
         if self.max_grad_norm is not None:
             checks.finite_float(owner, "max_grad_norm", self.max_grad_norm, low=0.0, low_open=True)
@@ -312,15 +314,16 @@ def zoo_explorer(
     schedule: str = "linear",
     random_warmup: bool = True,
 ) -> RandomWarmupEpsilonGreedy:
-    """Epsilon from 1 to ``p.exploration_final_eps``, linearly over ``exploration_fraction *
-    total_steps`` steps (``schedule="linear"``) or exponentially with that time constant
+    """Epsilon from ``p.exploration_initial_eps`` (1) to ``p.exploration_final_eps``, linearly
+    over ``exploration_fraction * total_steps`` steps (``schedule="linear"``) or exponentially
+    with that time constant
     (``"exp"``); with ``random_warmup`` the first ``learning_starts`` actions are uniformly
     random (Stable-Baselines3)."""
     return RandomWarmupEpsilonGreedy(
         p.exploration_final_eps,
         random_steps=p.learning_starts if random_warmup else 0,
         kind=schedule,
-        epsilon_start=1.0,
+        epsilon_start=p.exploration_initial_eps,
         decay_steps=max(int(p.exploration_fraction * p.total_steps), 1),
         seed=seed,
     )
