@@ -83,16 +83,16 @@ def sb3_seed(case: str, seed: int, steps: int) -> tuple[float, float, float]:
 
 def sb3_kwargs(p: ContinuousParams, n_actions: int) -> dict[str, Any]:
     """Stable-Baselines3's keyword arguments for the recipe's hyperparameters ``p``: every one
-    of them (``lr`` as ``learning_rate``, ``hidden`` as ``net_arch``, the noise as an
-    ``ActionNoise``), whether or not it is SB3's default."""
+    of them (``lr`` as ``learning_rate``, ``hidden`` as ``net_arch`` and ``n_critics`` in the
+    ``policy_kwargs``, the noise as an ``ActionNoise``), whether or not it is SB3's default."""
     from stable_baselines3.common.noise import NormalActionNoise, OrnsteinUhlenbeckActionNoise
 
     kwargs = {
         {"lr": "learning_rate"}.get(name, name): value
         for name, value in dataclasses.asdict(p).items()
-        if name not in p.run_fields and name != "hidden"
+        if name not in p.run_fields and name not in ("hidden", "n_critics")
     }
-    kwargs["policy_kwargs"] = {"net_arch": list(p.hidden)}
+    kwargs["policy_kwargs"] = {"net_arch": list(p.hidden), "n_critics": p.n_critics}
     if isinstance(p, DDPGParams) and p.noise_type is not None:
         noise = {"normal": NormalActionNoise, "ornstein-uhlenbeck": OrnsteinUhlenbeckActionNoise}
         kwargs["action_noise"] = noise[p.noise_type](

@@ -46,7 +46,8 @@ def sb3_seed(seed: int, total_steps: int) -> tuple[float, float, float]:
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
 
-    settings = {k: v for k, v in TRPO_CARTPOLE.items() if k != "total_steps"}
+    zoo = ("n_steps", "batch_size", "cg_damping", "gae_lambda", "gamma", "lr", "n_critic_updates")
+    settings = {k: getattr(TRPO_CARTPOLE, k) for k in zoo}  # what rl-baselines3-zoo sets
     env = Monitor(gym.make("CartPole-v1"))
     model = TRPO(
         "MlpPolicy",
@@ -80,7 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--total-steps", type=int, default=TRPO_CARTPOLE["total_steps"])
+    parser.add_argument("--total-steps", type=int, default=TRPO_CARTPOLE.total_steps)
     parser.add_argument("--no-sb3", action="store_true")
     parser.add_argument("--only-sb3", action="store_true")
     parser.add_argument("--first-seed", type=int, default=0)

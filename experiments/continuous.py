@@ -35,7 +35,8 @@ from typing import Any, ClassVar
 import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.seeding import int_seed, spawn_seeds
-from rlkit.learners.hyperparameters import hidden_sizes
+
+from .params import check_device, check_hidden
 
 __all__ = [
     "ContinuousParams",
@@ -83,6 +84,7 @@ class ContinuousParams:
     train_freq: int = 1
     gradient_steps: int = 1
     hidden: tuple[int, ...] = (256, 256)
+    n_critics: int = 2
     n_envs: int = 1
     device: str = "cpu"
 
@@ -99,17 +101,17 @@ class ContinuousParams:
 
     def check(self, owner: str) -> None:
         """Refuse values no run can use, naming ``owner`` (the recipe) and the parameter."""
-        for name in ("total_steps", "buffer_size", "batch_size", "train_freq", "gradient_steps"):
+        for name in (
+            "total_steps", "buffer_size", "batch_size", "train_freq", "gradient_steps", "n_critics"
+        ):
             checks.positive_int(owner, name, getattr(self, name))
         checks.positive_int(owner, "n_envs", self.n_envs)
         checks.non_negative_int(owner, "learning_starts", self.learning_starts)
         checks.finite_float(owner, "lr", self.lr, low=0.0, low_open=True)
         checks.finite_float(owner, "tau", self.tau, low=0.0, high=1.0, low_open=True)
         checks.check_gamma(owner, self.gamma)
-        if not self.hidden:
-            raise ValueError(f"{owner}: hidden must list at least one layer size, got ()")
-        hidden_sizes(owner, self.hidden)
-        checks.instance_of(owner, "device", self.device, str, "a torch device name")
+        check_hidden(owner, self.hidden)
+        check_device(owner, self.device)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ class DDPGParams(ContinuousParams):
     """
 
     hidden: tuple[int, ...] = (400, 300)
+    n_critics: int = 1
     noise_type: str | None = None
     noise_std: float = 0.1
 
@@ -198,6 +201,7 @@ class TD3Params(DDPGParams):
         ValueError: TD3_Pendulum: policy_delay must be a positive integer, got 0
     """
 
+    n_critics: int = 2
     policy_delay: int = 2
     target_policy_noise: float = 0.2
     target_noise_clip: float = 0.5

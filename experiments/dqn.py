@@ -26,8 +26,9 @@ the recipe's ``seed`` with ``numpy.random.SeedSequence``; the network is initial
 state.
 
 Each recipe's parameters are the fields of :class:`DQNParams` (``rk.make_experiment(name, seed,
-total_steps=3000, learning_rate=1e-3)``, ``rlkit run NAME --set learning_rate=1e-3``; a shortened
-run scales the exploration schedule with ``total_steps``); ``device`` is ``"cpu"`` by default,
+total_steps=3000, lr=1e-3)``, ``rlkit run NAME --set lr=1e-3``; a shortened run scales the
+exploration schedule with ``total_steps``; ``learning_rate``, the name of earlier versions, still
+works with a warning); ``device`` is ``"cpu"`` by default,
 ``"cuda"`` where a GPU exists. The recipes run torch on one thread (``Experiment.threads``): for
 these small MLPs more threads only add synchronisation. torch is imported when a recipe is built,
 so the recipes are listed without it.
@@ -36,7 +37,7 @@ so the recipes are listed without it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -44,6 +45,8 @@ import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.optional import require_torch
 from rlkit.core.seeding import int_seed, spawn_seeds
+
+from .params import check_device, check_hidden
 
 __all__ = [
     "DQNParams",
@@ -94,7 +97,8 @@ class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
 @dataclass(frozen=True)
 class DQNParams:
     """Hyperparameters of a DQN-family recipe, in rl-baselines3-zoo's names (``train_freq`` in
-    steps). They are the recipe's parameters: ``make_experiment`` and ``rlkit run --set``
+    steps) but ``lr`` for its ``learning_rate``, the name every recipe uses. They are the
+    recipe's parameters: ``make_experiment`` and ``rlkit run --set``
     override them and ``config.json`` records them.
 
     Example:
@@ -103,7 +107,7 @@ class DQNParams:
     """
 
     total_steps: int
-    learning_rate: float
+    lr: float  # rl-baselines3-zoo's learning_rate
     batch_size: int
     buffer_size: int
     learning_starts: int
@@ -114,6 +118,7 @@ class DQNParams:
     exploration_fraction: float
     exploration_final_eps: float
     hidden: tuple[int, ...] = (256, 256)
+    exploration_initial_eps: float = 1.0
     max_grad_norm: float | None = 10.0
     adam_eps: float = 1e-8
     n_step: int = 1  # n-step returns (1: one-step DQN, as Stable-Baselines3)
@@ -121,6 +126,9 @@ class DQNParams:
     # sub-envs stepped together (rk.VectorGymEnv, sync backend) when > 1; every schedule above
     # counts transitions, so the ratio of gradient steps to transitions is the single env's
     n_envs: int = 1
+
+    #: former names, still accepted with a warning (``make_experiment``): old name -> new name
+    RENAMED: ClassVar[dict[str, str]] = {"learning_rate": "lr"}
 
     @property
     def n_gradient_steps(self) -> int:
@@ -142,22 +150,21 @@ class DQNParams:
         ):
             checks.positive_int(owner, name, getattr(self, name))
         checks.non_negative_int(owner, "learning_starts", self.learning_starts)
-        checks.finite_float(owner, "learning_rate", self.learning_rate, low=0.0, low_open=True)
+        checks.finite_float(owner, "lr", self.lr, low=0.0, low_open=True)
         checks.finite_float(owner, "adam_eps", self.adam_eps, low=0.0, low_open=True)
-        for name in ("gamma", "exploration_fraction", "exploration_final_eps"):
+        for name in ("gamma", "exploration_fraction", "exploration_initial_eps",
+                     "exploration_final_eps"):
             checks.unit_interval(owner, name, getattr(self, name))
         if self.max_grad_norm is not None:
             checks.finite_float(owner, "max_grad_norm", self.max_grad_norm, low=0.0, low_open=True)
-        if not self.hidden:
-            raise ValueError(f"{owner}: hidden must list at least one layer size, got ()")
-        for size in self.hidden:
-            checks.positive_int(owner, "hidden", size)
+        check_hidden(owner, self.hidden)
+        check_device(owner, self.device)
 
 
 # rl-baselines3-zoo hyperparams/dqn.yml
 CARTPOLE = DQNParams(
     total_steps=50_000,
-    learning_rate=2.3e-3,
+    lr=2.3e-3,
     batch_size=64,
     buffer_size=100_000,
     learning_starts=1000,
@@ -170,7 +177,7 @@ CARTPOLE = DQNParams(
 )
 ACROBOT = DQNParams(
     total_steps=100_000,
-    learning_rate=6.3e-4,
+    lr=6.3e-4,
     batch_size=128,
     buffer_size=50_000,
     learning_starts=0,
@@ -183,7 +190,7 @@ ACROBOT = DQNParams(
 )
 MOUNTAIN_CAR = DQNParams(
     total_steps=120_000,
-    learning_rate=4e-3,
+    lr=4e-3,
     batch_size=128,
     buffer_size=10_000,
     learning_starts=1000,
@@ -201,7 +208,7 @@ QRDQN_CARTPOLE = replace(CARTPOLE, max_grad_norm=None, adam_eps=0.01 / 32)
 # decay, time constant 500 steps = exploration_fraction * total_steps)
 BASIC_CARTPOLE = DQNParams(
     total_steps=10_000,
-    learning_rate=1e-3,
+    lr=1e-3,
     batch_size=32,
     buffer_size=1000,
     learning_starts=100,
@@ -278,7 +285,7 @@ def q_approximator(
     net = q_network(env.state_space, env.action_space, p.hidden, n_quantiles=n_quantiles, seed=seed)
     return rk.NeuralNetworkApproximator(
         net,
-        lambda params: adam(params, lr=p.learning_rate, eps=p.adam_eps),
+        lambda params: adam(params, lr=p.lr, eps=p.adam_eps),
         device=p.device,
         max_grad_norm=p.max_grad_norm,
     )
@@ -307,15 +314,16 @@ def zoo_explorer(
     schedule: str = "linear",
     random_warmup: bool = True,
 ) -> RandomWarmupEpsilonGreedy:
-    """Epsilon from 1 to ``p.exploration_final_eps``, linearly over ``exploration_fraction *
-    total_steps`` steps (``schedule="linear"``) or exponentially with that time constant
+    """Epsilon from ``p.exploration_initial_eps`` (1) to ``p.exploration_final_eps``, linearly
+    over ``exploration_fraction * total_steps`` steps (``schedule="linear"``) or exponentially
+    with that time constant
     (``"exp"``); with ``random_warmup`` the first ``learning_starts`` actions are uniformly
     random (Stable-Baselines3)."""
     return RandomWarmupEpsilonGreedy(
         p.exploration_final_eps,
         random_steps=p.learning_starts if random_warmup else 0,
         kind=schedule,
-        epsilon_start=1.0,
+        epsilon_start=p.exploration_initial_eps,
         decay_steps=max(int(p.exploration_fraction * p.total_steps), 1),
         seed=seed,
     )

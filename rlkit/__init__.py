@@ -101,6 +101,7 @@ _LAZY: dict[str, str] = {
     # environments
     "GymEnv": "rlkit.envs.gym",
     "VectorGymEnv": "rlkit.envs.vector",
+    **dict.fromkeys(["check_env", "EnvCheckError", "EnvReport"], "rlkit.envs.check"),
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
     "WindyGridWorldEnv": "rlkit.envs.toy.windy_grid_world",

@@ -44,7 +44,7 @@ def test_run_writes_per_episode_results_to_the_run_directory_it_names(tmp_path, 
     out = capsys.readouterr().out
     run_dir = Path(out.strip().splitlines()[-1].removeprefix("results written to "))
     assert run_dir.parent == tmp_path and run_dir.name.startswith("TD0_RandomWalk1D-seed3-")
-    assert "done: episodes     100" in out
+    assert "done: 100 of 100 episodes, " in out
     with open(run_dir / "episodes.csv") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 100
@@ -193,7 +193,7 @@ def test_run_reports_the_recipes_greedy_evaluations(tmp_path, capsys, monkeypatc
             rk.TotalRewardPerEpisode() + evaluation,
         )
 
-    assert main(["run", "EvaluatedQLearning_FrozenLake", "--out", str(tmp_path), "--quiet"]) == 0
+    assert main(["run", "EvaluatedQLearning_FrozenLake", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "greedy evaluation (20 episodes, 6 times): last " in out
     assert "(the policy now holds the best parameters)" in out
@@ -229,7 +229,7 @@ def test_run_help_lists_the_recipes_parameters(capsys):
     assert info.value.code == 0
     out = capsys.readouterr().out
     assert "parameters of DQN_CartPole" in out
-    assert re.search(r"learning_rate: float +=  ?0\.0023", out)
+    assert re.search(r"lr: float +=  ?0\.0023", out)
     assert re.search(r"hidden: tuple\[int, \.\.\.\] += \(256, 256\)", out)
     for option in ("--steps", "--threads", "--device", "--set NAME=VALUE"):
         assert option in out
@@ -369,12 +369,16 @@ def test_a_run_killed_before_its_first_checkpoint_can_be_restarted(tmp_path, cap
 
 
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
+    # the rlkit of this checkout, not an installed one, although the command runs elsewhere
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     return subprocess.Popen(
         [sys.executable, "-m", "rlkit", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        env=env,
     )
 
 
@@ -403,6 +407,8 @@ def test_ctrl_c_stops_at_a_step_boundary_with_a_checkpoint_and_a_resume_hint(tmp
     meta = read_checkpoint(newest)["meta"]
     assert not meta["finished"]  # the run was interrupted, not over
     assert f"checkpoint written at step {meta['step']:,}; continue with:" in out  # at the stop
+    # the final line counts the same transitions (not only those of finished episodes)
+    assert re.search(rf"stopped: [\d,]+ of 1,000,000 episodes, {meta['step']:,} steps, ", out)
     with open(run_dir / "episodes.csv") as f:
         assert len(list(csv.DictReader(f))) == meta["episode"]
     # resuming continues the run (it is not "already finished"); Ctrl-C stops it again
@@ -419,7 +425,7 @@ def test_ctrl_c_without_checkpoints_says_how_to_start_again(tmp_path):
     process = _start(tmp_path, "run", *args)
     out, err = _interrupt_when(process, lambda: (run_dir / "episodes.csv").exists())
     assert process.returncode == 130, err
-    assert "Traceback" not in err and "stopped: episodes" in out
+    assert "Traceback" not in err and "stopped: " in out
     assert "no checkpoints (--checkpoint-every N) to resume from" in out
     assert f"--logdir {run_dir}" in out and "--restart" in out
 
@@ -452,11 +458,11 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path, capsys, monkeypa
 def test_run_says_where_tensorboard_events_are_or_how_to_get_them(tmp_path, capsys, monkeypatch):
     from rlkit import cli
 
-    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "a"), "--quiet"]) == 0
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "a")]) == 0
     events = tmp_path / "a" / "tensorboard"
     assert f"TensorBoard: tensorboard --logdir {events}" in capsys.readouterr().out
     monkeypatch.setattr(cli, "_tensorboard_available", lambda: False)
-    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "b"), "--quiet"]) == 0
+    assert main(["run", "TD0_RandomWalk1D", "--logdir", str(tmp_path / "b")]) == 0
     assert "no TensorBoard events (pip install tensorboard" in capsys.readouterr().out
     assert not (tmp_path / "b" / "tensorboard").exists()
 
@@ -472,7 +478,8 @@ def test_vector_env_recipes_run_through_the_cli(tmp_path, capsys, recipe, option
     """Recipes on vector envs run with the CLI's own hooks (its summary has a vector form)."""
     assert main(["run", recipe, "--seed", "0", "--out", str(tmp_path), *options]) == 0
     out = capsys.readouterr().out
-    assert "done: episodes" in out
+    budget = int(options[1])
+    assert f"done: {budget:,} of {budget:,} steps, " in out  # transitions, not finished episodes
     run_dir = next(tmp_path.iterdir())
     with open(run_dir / "episodes.csv") as f:
         assert len(f.readlines()) > 1  # a header and the finished sub-env episodes

@@ -71,3 +71,42 @@ def test_the_hooks_example_shows_progress_through_a_pipe(tmp_path):
     assert len(lines) >= 2, done.stdout
     assert lines[-1].startswith("1,500/1,500 steps (100%), return="), done.stdout
     assert "\r" not in done.stdout
+
+
+NOTEBOOKS_README = README.parent / "notebooks" / "README.md"
+
+
+def test_the_test_section_says_how_long_and_offers_a_fast_subset_that_selects():
+    """Issue 21: how long the tests take, and a fast subset that works."""
+    import subprocess
+    import sys
+
+    text = README.read_text()
+    assert "about 3 minutes on 2 cores, about\n6 on one (`-n 0`)" in text
+    assert 'python -m pytest -m "not slow"' in text
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-m", "not slow",
+         "tests/experiments", "tests/notebooks"],
+        capture_output=True, text=True, timeout=300, cwd=README.parent,
+    )
+    counts = re.search(r"(\d+)/(\d+) tests collected \((\d+) deselected\)", collected.stdout)
+    assert counts, collected.stdout[-2000:]
+    assert int(counts[3]) > 0 and int(counts[1]) > 0  # the marker deselects the learning tests
+
+
+def test_no_install_command_mixes_editable_and_regular_installs():
+    """Issue 21: `pip install ".[notebooks]"` after `pip install -e ".[test]"` silently replaced
+    the editable install. Every command that installs the source tree (``.`` or its extras
+    ``".[...]"``) is editable, from the first one on."""
+    for readme in (README, NOTEBOOKS_README):
+        commands = re.findall(r"pip install [^`\n]*?(?:\.\[[^`\n]*|\.(?= |$|`))",
+                              readme.read_text(), flags=re.M)
+        assert commands, readme.name
+        for command in commands:
+            assert command.startswith("pip install -e "), f"{readme.name}: {command}"
+
+
+def test_the_notebook_commands_show_the_fast_scale_and_progress():
+    text = README.read_text()
+    assert "RLKIT_NOTEBOOK_SCALE=ci python notebooks/src/05_td_control.py" in text
+    assert "RLKIT_NOTEBOOK_SCALE=ci jupyter nbconvert --to notebook --execute" in text

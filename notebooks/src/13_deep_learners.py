@@ -42,6 +42,14 @@ def save(fig, n):
         fig.savefig(os.path.join(os.environ["RLKIT_FIGURE_DIR"], f"13_deep_learners-{n}.png"))
 
 
+def legend_outside(fig, ax):
+    """Put the legend to the right of the plot, where it cannot cover a curve (and check it)."""
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    fig.tight_layout()
+    fig.canvas.draw()
+    assert not legend.get_window_extent().overlaps(ax.get_window_extent()), "legend on the plot"
+
+
 if SCALE == "full":
     SEEDS, N_STEPS = range(5), 50_000
 else:
@@ -144,13 +152,13 @@ def curve(runs, n_steps=N_STEPS, n_points=50):
     return grid, np.mean(ys, axis=0)
 
 
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(9, 4))
 ax.plot(*curve(reinforce_runs), label="REINFORCE (Adam)")
 ax.axhline(np.mean(random_returns), color="grey", linestyle=":", label="random policy")
 ax.set_xlabel("environment steps")
 ax.set_ylabel(f"return per episode (mean of {len(SEEDS)} seeds)")
 ax.set_title("REINFORCE on CartPole-v1")
-ax.legend()
+legend_outside(fig, ax)
 save(fig, 1)
 
 # %% [markdown]
@@ -188,14 +196,14 @@ baseline_runs = train(WithBaseline)
 print(f"REINFORCE with baseline: last 20 episodes {last(baseline_runs).mean():.1f} "
       f"(per seed {last(baseline_runs).round(1)})")
 
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(9, 4))
 ax.plot(*curve(reinforce_runs), label="REINFORCE")
 ax.plot(*curve(baseline_runs), label="REINFORCE with baseline (with_updates)")
 ax.axhline(np.mean(random_returns), color="grey", linestyle=":", label="random policy")
 ax.set_xlabel("environment steps")
 ax.set_ylabel(f"return per episode (mean of {len(SEEDS)} seeds)")
 ax.set_title("One new loss_fn")
-ax.legend()
+legend_outside(fig, ax)
 save(fig, 2)
 
 # %% [markdown]
@@ -246,14 +254,14 @@ for name, spec in SPECS.items():
           f"last 20 {last(optimizer_runs[name]).mean():.1f} "
           f"(per seed {last(optimizer_runs[name]).round(1)})\n")
 
-fig, ax = plt.subplots(figsize=(7, 4))
+fig, ax = plt.subplots(figsize=(9, 4))
 for name, runs in optimizer_runs.items():
     ax.plot(*curve(runs), label=name)
 ax.axhline(np.mean(random_returns), color="grey", linestyle=":", label="random policy")
 ax.set_xlabel("environment steps")
 ax.set_ylabel(f"return per episode (mean of {len(SEEDS)} seeds)")
 ax.set_title("The REINFORCE loss under three optimizers")
-ax.legend()
+legend_outside(fig, ax)
 save(fig, 3)
 
 # %% [markdown]

@@ -3,7 +3,7 @@
 rlkit list
 rlkit run TabularQLearning_CliffWalking --seed 0
 rlkit run DQN_CartPole --help                                       # the recipe's parameters
-rlkit run DQN_CartPole --steps 20000 --set learning_rate=1e-3 --threads 1
+rlkit run DQN_CartPole --steps 20000 --set lr=1e-3 --set hidden=64 --threads 1
 rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # logs, checkpoints there
 rlkit resume runs/dqn                                               # continue after a crash
 rlkit plot runs/dqn                                                 # runs/dqn/learning_curve.png
@@ -26,6 +26,11 @@ from .summary import LearningSummary, report_checkpoint, report_evaluations
 __all__ = ["main", "LearningSummary"]
 
 INTERRUPTED = 130  # the shell's status of a process ended by Ctrl-C (128 + SIGINT)
+QUIET_HELP = (
+    "print one line only, at the end: the steps done of the budget, the episodes, the mean "
+    "return and the run directory (errors and warnings still go to standard error; after "
+    "Ctrl-C, how to continue)"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,8 +75,8 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="budget in environment steps (the recipe's total_steps; episode-counting recipes: "
-        "--set episodes=N)",
+        help="budget in environment steps (the recipe's total_steps; the tabular recipes count "
+        "episodes: --set episodes=N, ES_CartPole generations: --set generations=N)",
     )
     run.add_argument(
         "--set",
@@ -112,12 +117,12 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
         help="save a checkpoint every N environment steps (and at the end, or at Ctrl-C) into "
         "RUN_DIR/checkpoints; continue with 'rlkit resume RUN_DIR'",
     )
-    run.add_argument("--quiet", action="store_true", help="print only the final summary")
+    run.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     run.set_defaults(func=_run)
     resume = sub.add_parser("resume", help="continue a checkpointed run from its newest checkpoint")
     resume.add_argument("run_dir", type=Path, help="the run directory of 'rlkit run'")
     _threads_option(resume)
-    resume.add_argument("--quiet", action="store_true", help="print only the final summary")
+    resume.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     resume.set_defaults(func=_resume)
     plot = sub.add_parser(
         "plot", help="draw a run's learning curve into RUN_DIR/learning_curve.png (matplotlib)"
@@ -152,20 +157,41 @@ def _recipe_help(argv: list[str]) -> str | None:
         params = recipe_parameters(argv[1])
     except UnknownExperimentError:
         return None
-    lines = [f"parameters of {argv[1]} (--set NAME=VALUE; --steps sets total_steps):"]
+    steps = (
+        "--steps sets total_steps"
+        if "total_steps" in params
+        else f"it counts {_budget_name(params)}, not steps: --set {_budget_name(params)}=N"
+    )
+    lines = [f"parameters of {argv[1]} (--set NAME=VALUE; {steps}):"]
     width = max((len(f"{p.name}: {p.type_name}") for p in params.values()), default=0)
     for p in params.values():
         lines.append(f"  {f'{p.name}: {p.type_name}':<{width}}  = {p.default!r}")
     return "\n".join(lines)
 
 
+def _budget_name(declared: dict[str, Any]) -> str:
+    """The name of the parameter a recipe counts its budget in (``total_steps`` when none)."""
+    return next((k for k in ("episodes", "generations") if k in declared), "total_steps")
+
+
 def _list(args: argparse.Namespace) -> int:
+    import shutil
+    import textwrap
+
     from ..core.experiment import list_experiments
 
     recipes = list_experiments()
     width = max(map(len, recipes), default=0)
+    # on a terminal, descriptions wrap at whole words (never cut); elsewhere one line each
+    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else 0
     for name, description in recipes.items():
-        print(f"{name:<{width}}  {description}")
+        lines = [description]
+        if columns:
+            room = max(columns - width - 2, 40)
+            lines = textwrap.wrap(description, room, break_on_hyphens=False) or [""]
+        print(f"{name:<{width}}  {lines[0]}")
+        for line in lines[1:]:
+            print(f"{'':<{width}}  {line}")
     return 0
 
 
@@ -193,6 +219,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         if key.strip() in overrides:
             raise ValueError(f"--set {key.strip()} is given twice")
         overrides[key.strip()] = value
+    overrides = _renamed(args.name, overrides)
     for option, key, value in (
         ("--steps", "total_steps", args.steps),
         ("--device", "device", args.device),
@@ -201,8 +228,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             continue
         if key not in declared:
             hint = ""
-            if key == "total_steps" and "episodes" in declared:
-                hint = " (it counts episodes: --set episodes=N)"
+            if key == "total_steps" and _budget_name(declared) != "total_steps":
+                budget = _budget_name(declared)
+                hint = f" (it counts {budget}: --set {budget}=N)"
             elif key == "device":
                 hint = " (it does not use torch)"
             raise ValueError(f"{option}: {args.name} has no parameter {key}{hint}")
@@ -210,6 +238,47 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             raise ValueError(f"{option} and --set {key}= both set {key}")
         overrides[key] = value
     return overrides
+
+
+def _renamed(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` under the recipe's current parameter names, each former name reported as
+    a note on standard error."""
+    import warnings
+
+    from ..core.experiment import renamed_parameters
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FutureWarning)
+        result = renamed_parameters(name, overrides)
+    for warning in caught:
+        print(f"rlkit: note: {warning.message}", file=sys.stderr)
+    return result
+
+
+def _settings(experiment: Any, overrides: dict[str, Any]) -> str | None:
+    """The banner's second line: the values the command line changed, as the run uses them,
+    beside the recipe's defaults (which its description quotes)."""
+    from ..core.experiment import recipe_parameters
+
+    if not overrides:
+        return None
+    declared = recipe_parameters(experiment.name)
+    changed = [
+        f"{key} {_shown(experiment.params.get(key, value))} (recipe: "
+        f"{_shown(declared[key].default) if key in declared else '-'})"
+        for key, value in overrides.items()
+    ]
+    return "  run with " + "; ".join(changed)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, tuple):
+        return "-".join(map(str, value)) if value else "()"  # layers as the descriptions: 64-64
+    return str(value)
 
 
 def _tensorboard_available() -> bool:
@@ -269,8 +338,11 @@ def _run(args: argparse.Namespace) -> int:
     except RunDirError as error:
         return _fail(error)
     write_config(run_dir, config)
-    print(f"{experiment.name} (seed {args.seed}): {experiment.description}")
-    print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
+    if not args.quiet:
+        print(f"{experiment.name} (seed {args.seed}): {experiment.description}")
+        if (line := _settings(experiment, overrides)) is not None:
+            print(line)
+        print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
     return _execute(experiment, run_dir, config, threads, quiet=args.quiet)
 
 
@@ -305,28 +377,30 @@ def _execute(
         hook,
         resume_from=resume_from,
     )
-    report_evaluations(experiment, run_dir)
+    report_evaluations(experiment, run_dir, quiet=quiet)
     if not quiet:
         report_checkpoint(run_dir)
     if stop.is_set():
         return _interrupted(run_dir, config, hook)
-    _save_policy(experiment, run_dir)
-    print(f"results written to {run_dir}")
+    _save_policy(experiment, run_dir, quiet=quiet)
+    if not quiet:
+        print(f"results written to {run_dir}")
     return 0
 
 
-def _save_policy(experiment: Any, run_dir: Path) -> None:
+def _save_policy(experiment: Any, run_dir: Path, quiet: bool = False) -> None:
     """The trained policy's inference artifact, ``RUN_DIR/policy.rlkit`` (``rk.load(RUN_DIR)``,
     ``rlkit enjoy RUN_DIR``), written atomically after the run (its results are unchanged);
-    a policy kind without artifacts only gets a note."""
+    a policy kind without artifacts only gets a note (on standard error when ``quiet``)."""
     from ..deploy.save_load import RUN_DIR_ARTIFACT, save
 
     try:
         save(experiment.policy, run_dir / RUN_DIR_ARTIFACT)
     except (TypeError, ValueError, ModuleNotFoundError) as error:  # e.g. safetensors missing
-        print(f"no {RUN_DIR_ARTIFACT} for this policy: {error}")
+        print(f"no {RUN_DIR_ARTIFACT} for this policy: {error}", file=sys.stderr if quiet else None)
         return
-    print(f"trained policy written to {run_dir / RUN_DIR_ARTIFACT} (rlkit enjoy {run_dir})")
+    if not quiet:
+        print(f"trained policy written to {run_dir / RUN_DIR_ARTIFACT} (rlkit enjoy {run_dir})")
 
 
 def _interrupted(run_dir: Path, config: dict[str, Any], hook: Any) -> int:
@@ -371,19 +445,23 @@ def _resume(args: argparse.Namespace) -> int:
         )
     try:
         meta = read_checkpoint(newest)["meta"]
-        experiment = make_experiment(name, seed=seed, **config.get("overrides", {}))
+        overrides = _renamed(name, config.get("overrides", {}))
+        experiment = make_experiment(name, seed=seed, **overrides)
     except (CheckpointError, UnknownExperimentError, TypeError, ValueError) as error:
         return _fail(error)
     except ModuleNotFoundError as error:
         return _fail(error, status=1)
-    if meta["finished"]:  # killed after its final checkpoint: rk.run runs its end only
-        print(
-            f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}; "
-            f"ending it as the uninterrupted run did (no step is run)"
-        )
-    else:
-        print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
-    print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
+    if not args.quiet:
+        if meta["finished"]:  # killed after its final checkpoint: rk.run runs its end only
+            print(
+                f"{name} (seed {seed}) already finished at step {meta['step']}: {newest}; "
+                f"ending it as the uninterrupted run did (no step is run)"
+            )
+        else:
+            print(f"{name} (seed {seed}): resuming at step {meta['step']:,} from {newest.name}")
+            if (line := _settings(experiment, overrides)) is not None:
+                print(line)
+        print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
     threads = args.threads or config.get("threads") or experiment.threads
     try:
         return _execute(experiment, run_dir, config, threads, quiet=args.quiet, resume_from=newest)
@@ -422,12 +500,24 @@ def _hooks(
     # same hooks.
     bar_shown = not quiet and sys.stderr.isatty()
     bar = ProgressBar(experiment.stop_condition, desc=config["experiment"], disable=not bar_shown)
-    summary = LearningSummary(returns, steps, quiet=quiet or bar_shown, stop_signal=stop_signal)
+    csv_logger = CSVLogger(run_dir / "episodes.csv")
+    summary = LearningSummary(
+        returns,
+        steps,
+        quiet=quiet or bar_shown,
+        stop_signal=stop_signal,
+        stop_condition=experiment.stop_condition,
+        where=run_dir if quiet else None,
+        counter=csv_logger,  # every transition, as the checkpoints count them
+    )
     own_hooks = steps if own else returns + steps
     hook = own_hooks if experiment.hook is None else experiment.hook + own_hooks
-    hook = hook + CSVLogger(run_dir / "episodes.csv")
+    hook = hook + csv_logger
     if config.get("tensorboard"):
-        hook = hook + TensorBoardLogger(run_dir / "tensorboard")
+        from ..hooks.evaluation import EvaluationHook
+
+        evaluations = find_hook(experiment.hook, EvaluationHook)  # greedy evaluations, if any
+        hook = hook + TensorBoardLogger(run_dir / "tensorboard", evaluations=evaluations)
     hook = hook + bar + summary
     every = config.get("checkpoint_every")
     if every is not None:

@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-__all__ = ["MATPLOTLIB_HINT", "plot_run"]
+__all__ = ["MATPLOTLIB_HINT", "moving_mean", "plot_run"]
 
 MATPLOTLIB_HINT = "plotting needs matplotlib: pip install matplotlib"
 
@@ -25,6 +25,20 @@ def _title(run_dir: Path) -> str:
         return f"{config['experiment']} (seed {config['seed']}): {run_dir.name}"
     except (OSError, ValueError, KeyError, TypeError):
         return run_dir.name
+
+
+def moving_mean(returns: list[float], window: int = 100) -> list[float]:
+    """The mean of each return and the ``window - 1`` before it (fewer at the start): the same
+    window as the terminal's "mean return (last N)", so the curve ends at the number it printed.
+
+    Example:
+        >>> moving_mean([1.0, 2.0, 3.0, 4.0], window=2)
+        [1.0, 1.5, 2.5, 3.5]
+    """
+    return [
+        sum(returns[max(0, i + 1 - window) : i + 1]) / min(window, i + 1)
+        for i in range(len(returns))
+    ]
 
 
 def plot_run(run_dir: Path, output: Path | None = None, window: int = 100) -> Path:
@@ -52,9 +66,9 @@ def plot_run(run_dir: Path, output: Path | None = None, window: int = 100) -> Pa
         steps = [int(row["total_steps"]) for row in episodes]
         returns = [float(row["return"]) for row in episodes]
         axes.plot(steps, returns, color="tab:blue", alpha=0.25, lw=0.8, label="episode return")
-        w = max(1, min(window, len(returns) // 5 or 1))
-        means = [sum(returns[max(0, i - w + 1) : i + 1]) / min(w, i + 1) for i in range(len(steps))]
-        axes.plot(steps, means, color="tab:blue", lw=1.8, label=f"mean of the last {w}")
+        means = moving_mean(returns, window)
+        label = f"mean of the last {min(window, len(returns))} (as the terminal's)"
+        axes.plot(steps, means, color="tab:blue", lw=1.8, label=label)
     if evaluations:
         axes.errorbar(
             [int(row["step"]) for row in evaluations],

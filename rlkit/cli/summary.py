@@ -16,18 +16,26 @@ __all__ = ["LearningSummary", "report_checkpoint", "report_evaluations"]
 
 
 class LearningSummary(AbstractHook):
-    """Prints episodes, steps, recent mean return and steps/s every few seconds, and at the end
-    (``done:``, or ``stopped:`` when ``stop_signal`` ended the run early).
+    """Prints the run's progress every few seconds, and one final line (``done:``, or
+    ``stopped:`` when ``stop_signal`` ended the run early): the environment steps (transitions)
+    done out of the budget of ``stop_condition`` (or the episodes, for an episode budget),
+    episodes finished, the mean return of the last ``window`` episodes and steps per second.
+    ``quiet`` prints the final line only, followed by ``where`` (the run directory) if given.
 
-    It reads the episode returns and lengths of the hooks it is given.
+    It reads the episode returns and lengths of the hooks it is given, the progress of
+    ``stop_condition`` (``stop_condition.progress()``) and the steps counted by ``counter`` (a
+    logger of the same run; without one, the stop condition's steps or those of finished
+    episodes).
 
     Example:
         >>> import rlkit as rk
         >>> returns, steps = rk.TotalRewardPerEpisode(), rk.StepsPerEpisode()
-        >>> hook = returns + steps + LearningSummary(returns, steps, quiet=True)
-        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
-        ...            rk.StopAfterNEpisodes(2), hook)  # doctest: +ELLIPSIS
-        done: episodes       2  steps ...
+        >>> stop = rk.StopAfterNSteps(50)
+        >>> summary = LearningSummary(returns, steps, quiet=True, stop_condition=stop)
+        >>> hook = returns + steps + summary
+        >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), stop, hook)
+        ... # doctest: +ELLIPSIS
+        done: 50 of 50 steps, ... episodes, mean return (last ...) ...
     """
 
     def __init__(
@@ -39,10 +47,13 @@ class LearningSummary(AbstractHook):
         window: int = 100,
         quiet: bool = False,
         stop_signal: Any = None,
+        stop_condition: Any = None,
+        where: Any = None,
+        counter: Any = None,
     ) -> None:
-        self.returns, self.steps = returns, steps
+        self.returns, self.steps, self.counter = returns, steps, counter
         self.every_s, self.window, self.quiet = every_s, window, quiet
-        self.stop_signal = stop_signal
+        self.stop_signal, self.stop_condition, self.where = stop_signal, stop_condition, where
         self.start = self.last = time.perf_counter()
         self.start_steps = 0
 
@@ -57,9 +68,20 @@ class LearningSummary(AbstractHook):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         pass
 
+    def _progress(self) -> tuple[int, int, str] | None:
+        progress = getattr(self.stop_condition, "progress", None)
+        return progress() if callable(progress) else None
+
     @property
     def total_steps(self) -> int:
-        """Environment steps in finished episodes."""
+        """Environment steps (transitions) done: ``counter.total_steps`` when a counter (an
+        ``rk.AbstractLogger`` of the run) was given, else the stop condition's count when it
+        counts steps, else the steps of finished episodes."""
+        if self.counter is not None:
+            return self.counter.total_steps
+        progress = self._progress()
+        if progress is not None and progress[2] == "steps":
+            return progress[0]
         return sum(self.steps.steps)
 
     def post_episode(self, policy: Any, env: Any) -> None:
@@ -74,7 +96,10 @@ class LearningSummary(AbstractHook):
 
     def post_experiment(self, policy: Any, env: Any) -> None:
         stopped = self.stop_signal is not None and self.stop_signal.is_set()
-        print(self.line(time.perf_counter(), head="stopped: " if stopped else "done: "))
+        line = self.line(time.perf_counter(), head="stopped: " if stopped else "done: ")
+        if self.quiet and self.where is not None:
+            line += f"; results in {self.where}"
+        print(line, flush=True)
 
     def line(self, now: float, head: str = "") -> str:
         """One summary line."""
@@ -82,15 +107,24 @@ class LearningSummary(AbstractHook):
         total_steps = self.total_steps
         mean = sum(rewards) / len(rewards) if rewards else float("nan")
         rate = (total_steps - self.start_steps) / max(now - self.start, 1e-9)
+        episodes = len(self.returns.rewards)
+        progress = self._progress()
+        if progress is None:
+            counts = f"{total_steps:,} steps, {episodes:,} episodes"
+        elif progress[2] == "steps":
+            counts = f"{progress[0]:,} of {progress[1]:,} steps, {episodes:,} episodes"
+        else:
+            counts = f"{progress[0]:,} of {progress[1]:,} {progress[2]}, {total_steps:,} steps"
         return (
-            f"{head}episodes {len(self.returns.rewards):>7,}  steps {total_steps:>9,}  "
-            f"mean return (last {len(rewards)}) {mean:9.3f}  {rate:,.0f} steps/s"
+            f"{head}{counts}, mean return (last {len(rewards)}) {mean:.3f}, "
+            f"{rate:,.0f} steps/s"
         )
 
 
-def report_evaluations(experiment: Any, run_dir: Path) -> None:
-    """Print the recipe's greedy evaluations (if it has an ``EvaluationHook``) and write them to
-    ``evaluations.csv``: step, mean and std of the return per evaluation."""
+def report_evaluations(experiment: Any, run_dir: Path, *, quiet: bool = False) -> None:
+    """Print the recipe's greedy evaluations (if it has an ``EvaluationHook``; not when
+    ``quiet``) and write them to ``evaluations.csv``: step, mean and std of the return per
+    evaluation."""
     from ..hooks.evaluation import EvaluationHook
 
     hook = find_hook(experiment.hook, EvaluationHook)
@@ -100,6 +134,8 @@ def report_evaluations(experiment: Any, run_dir: Path) -> None:
         writer = csv.writer(f)
         writer.writerow(["step", "mean_return", "std_return"])
         writer.writerows(hook.results)
+    if quiet:
+        return
     last = hook.results[-1]
     line = (
         f"greedy evaluation ({hook.n_episodes} episodes, {len(hook.results)} times): "

@@ -9,7 +9,9 @@ parameters after ``seed`` (``def SARSA_CliffWalking(seed=0, episodes: int = 500)
 parameter whose default is a dataclass instance (``def DQN_CartPole(seed=0, p: DQNParams =
 CARTPOLE)``: the dataclass's fields are the parameters). ``make_experiment(name, seed,
 **overrides)`` checks the overrides against them (unknown names, wrong types, and the dataclass's
-own ``check(owner)``) before it builds anything.
+own ``check(owner)``) before it builds anything. A dataclass may map former parameter names to
+current ones in a ``RENAMED`` class variable: the old names still work, with a
+``FutureWarning`` (:func:`renamed_parameters`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "list_experiments",
     "make_experiment",
     "recipe_parameters",
+    "renamed_parameters",
     "UnknownExperimentError",
 ]
 
@@ -104,7 +107,7 @@ def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
     """Register a recipe: a function of ``seed`` returning an :class:`Experiment`.
 
     The function's name is the recipe's name, ``Method_Environment`` (e.g.
-    ``TabularQLearning_CliffWalking``); the first line of its docstring is the description
+    ``TabularQLearning_CliffWalking``); the first paragraph of its docstring is the description
     ``rlkit list`` shows. Its parameters after ``seed`` are the recipe's parameters (typed
     keywords with defaults, or one dataclass instance as the default of a single parameter):
     ``make_experiment`` and ``rlkit run --set`` override them.
@@ -183,7 +186,8 @@ def list_experiments() -> dict[str, str]:
 
 
 def _describe(fn: Callable[..., Experiment]) -> str:
-    return (fn.__doc__ or "").strip().splitlines()[0]
+    """The docstring's first paragraph on one line (a description may span several lines)."""
+    return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,7 @@ def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
     fn = _recipe(name)
     seed = non_negative_int(name, "seed", seed)
     declared = recipe_parameters(name)
+    overrides = renamed_parameters(name, overrides)
     unknown = [key for key in overrides if key not in declared]
     if unknown:
         raise TypeError(
@@ -297,6 +302,40 @@ def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
     exp.description = exp.description or _describe(fn)
     exp.params = {key: values.get(key, p.default) for key, p in declared.items()}
     return exp
+
+
+def renamed_parameters(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` with the recipe's former parameter names replaced by the current ones, each
+    with a ``FutureWarning`` (a recipe's dataclass lists them in its ``RENAMED`` class variable,
+    old name -> new name), so that old commands and the ``config.json`` of old runs still work.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     renamed_parameters("DQN_CartPole", {"learning_rate": 1e-3})
+        {'lr': 0.001}
+    """
+    _, params = _params_dataclass(_recipe(name))
+    renamed: dict[str, str] = getattr(type(params), "RENAMED", {}) if params is not None else {}
+    result: dict[str, Any] = {}
+    for key, value in overrides.items():
+        new = renamed.get(key)
+        if new is None:
+            result[key] = value
+            continue
+        if new in overrides:
+            raise TypeError(
+                f"{name}: {key!r} and {new!r} are the same parameter; give only {new!r}"
+            )
+        warnings.warn(
+            f"{name}: the parameter {key!r} is now called {new!r}; {key!r} still works but will "
+            f"be removed",
+            FutureWarning,
+            stacklevel=3,
+        )
+        result[new] = value
+    return result
 
 
 # a recipe's budget parameters: positive whatever the recipe does with them
@@ -329,6 +368,8 @@ def _fits(tp: Any, value: Any) -> tuple[bool, Any]:
         return is_int(value), int(value) if is_int(value) else value
     if tp is float:
         return is_real(value), float(value) if is_real(value) else value
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis and _fits(args[0], value)[0]:
+        return True, (_fits(args[0], value)[1],)  # hidden=64: one layer, as hidden=(64,)
     if origin is tuple and isinstance(value, (tuple, list)):
         if len(args) == 2 and args[1] is Ellipsis:
             items = [_fits(args[0], v) for v in value]
@@ -337,6 +378,8 @@ def _fits(tp: Any, value: Any) -> tuple[bool, Any]:
         else:
             return False, value
         return all(ok for ok, _ in items), tuple(v for _, v in items)
+    if origin is not None:  # a tuple[...] given a string, a dict given a list, ...
+        return isinstance(value, origin), value
     if isinstance(tp, type):
         return isinstance(value, tp), value
     return True, value

@@ -242,13 +242,21 @@ class TensorBoardLogger(AbstractLogger):
     earlier runs left in ``logdir`` (a run restarted from scratch in the same folder replaces
     them rather than showing its steps twice).
 
+    With ``evaluations=`` (an ``rk.EvaluationHook`` placed before the logger in the hook chain)
+    every greedy evaluation is written too, as ``"evaluation/mean_return"`` and
+    ``"evaluation/std_return"`` at the step it was made (a resumed run writes only those after
+    its checkpoint).
+
     Needs the ``tensorboard`` package: ``pip install tensorboard``.
 
     Example:
         >>> import rlkit as rk, tempfile
-        >>> log = rk.TensorBoardLogger(tempfile.mkdtemp(), stats_every_n_steps=100)
+        >>> evaluation = rk.EvaluationHook(rk.GymEnv("CartPole-v1"), every_n_steps=100,
+        ...                                n_episodes=2, seed=0)
+        >>> log = rk.TensorBoardLogger(tempfile.mkdtemp(), stats_every_n_steps=100,
+        ...                            evaluations=evaluation)
         >>> _ = rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0),
-        ...            rk.StopAfterNSteps(300), log)
+        ...            rk.StopAfterNSteps(300), evaluation + log)
     """
 
     def __init__(
@@ -257,8 +265,17 @@ class TensorBoardLogger(AbstractLogger):
         *,
         stats_every_n_steps: int | None = 1000,
         flush_every_s: float = 10.0,
+        evaluations: Any = None,
     ) -> None:
         super().__init__(stats_every_n_steps=stats_every_n_steps)
+        if evaluations is not None and not isinstance(getattr(evaluations, "results", None), list):
+            raise TypeError(
+                f"TensorBoardLogger: evaluations must be an rk.EvaluationHook (a hook with a "
+                f"results list), got {evaluations!r}"
+            )
+        self.evaluations = evaluations
+        self._evaluations_seen = 0  # how many of evaluations.results were looked at
+        self._evaluation_step = -1  # the step of the last evaluation written
         self._writer_class = _summary_writer_class()
         self.logdir = os.fspath(logdir)
         self.flush_every_s = finite_float(
@@ -297,9 +314,36 @@ class TensorBoardLogger(AbstractLogger):
         for tag, value in stats.items():
             self.writer.add_scalar(tag, value, step)
 
+    def log_evaluations(self) -> None:
+        """Write the evaluations made since the last call (``evaluation/...`` tags)."""
+        results = self.evaluations.results
+        for step, mean, std in results[self._evaluations_seen :]:
+            if step > self._evaluation_step:
+                self.writer.add_scalar("evaluation/mean_return", mean, step)
+                self.writer.add_scalar("evaluation/std_return", std, step)
+                self._evaluation_step = step
+        self._evaluations_seen = len(results)
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        super().post_act(policy, env)
+        if self.evaluations is not None and len(self.evaluations.results) > self._evaluations_seen:
+            self.log_evaluations()
+
+    def vector_post_act(self, policy: Any, env: Any) -> None:
+        super().vector_post_act(policy, env)
+        if self.evaluations is not None and len(self.evaluations.results) > self._evaluations_seen:
+            self.log_evaluations()
+
+    def post_experiment(self, policy: Any, env: Any) -> None:
+        if self.evaluations is not None and self.writer is not None:
+            self.log_evaluations()
+        super().post_experiment(policy, env)
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         super().load_state_dict(state)
         self._purge_step = self.total_steps + 1
+        # the evaluations up to the checkpoint are in the event files already
+        self._evaluations_seen, self._evaluation_step = 0, self.total_steps
 
 
 def _summary_writer_class() -> type:

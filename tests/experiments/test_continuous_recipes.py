@@ -154,7 +154,7 @@ def test_overrides_reach_the_algorithm():
         ("SAC_Pendulum", {"n_envs": 0}, "SAC_Pendulum: n_envs must be a positive integer, got 0"),
         ("TD3_Pendulum", {"tau": 0.0}, "TD3_Pendulum: tau must be"),
         ("DDPG_Pendulum", {"gamma": 1.5}, "DDPG_Pendulum: gamma must be"),
-        ("SAC_Pendulum", {"hidden": ()}, "SAC_Pendulum: hidden must list at least one"),
+        ("SAC_Pendulum", {"hidden": ()}, "SAC_Pendulum: hidden lists the widths of the hidden"),
         ("TD3_Pendulum", {"noise_type": "gaussian"}, "TD3_Pendulum: noise_type must be None"),
         ("TD3_MountainCarContinuous", {"noise_std": -0.1}, "TD3_MountainCarContinuous: noise_std"),
         ("TD3_Pendulum", {"policy_delay": 0}, "TD3_Pendulum: policy_delay must be a positive"),

@@ -179,7 +179,7 @@ def test_recipe_trains_on_cuda():
 
 @pytest.mark.parametrize("name", RECIPES)
 def test_a_recipe_declares_its_hyperparameters_and_records_them(name):
-    exp = rk.make_experiment(name, seed=0, total_steps=2000, learning_rate=1e-3, hidden=[32])
+    exp = rk.make_experiment(name, seed=0, total_steps=2000, lr=1e-3, hidden=[32])
     assert exp.stop_condition.n == 2000
     assert exp.threads == 1  # small MLPs: one torch thread
     learner = exp.policy.policy.learner
@@ -200,10 +200,20 @@ def test_a_zero_budget_is_refused_naming_the_recipe_and_the_parameter():
 
 def test_an_unknown_keyword_lists_the_recipes_parameters():
     with pytest.raises(TypeError) as info:
-        rk.make_experiment("DQN_CartPole", lr=1e-3)
+        rk.make_experiment("DQN_CartPole", learning_rat=1e-3)
     message = str(info.value)
-    assert message.startswith("DQN_CartPole: unknown parameter 'lr'; it accepts seed, total_steps")
-    assert "learning_rate" in message and "device" in message
+    assert message.startswith(
+        "DQN_CartPole: unknown parameter 'learning_rat'; it accepts seed, total_steps"
+    )
+    assert "lr" in message and "device" in message
+
+
+def test_the_former_name_learning_rate_still_works_with_a_warning():
+    with pytest.warns(FutureWarning, match="'learning_rate' is now called 'lr'"):
+        exp = rk.make_experiment("DQN_CartPole", seed=0, learning_rate=1e-3)
+    assert exp.params["lr"] == 1e-3 and exp.policy.policy.learner.approximator.lr == 1e-3
+    with pytest.raises(TypeError, match="'learning_rate' and 'lr' are the same parameter"):
+        rk.make_experiment("DQN_CartPole", learning_rate=1e-3, lr=1e-3)
 
 
 def test_n_step_returns_use_the_n_step_sampler():

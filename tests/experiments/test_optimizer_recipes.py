@@ -28,9 +28,9 @@ def test_recipes_are_registered_with_descriptions():
 
 def test_trpo_cartpole_uses_the_rl_baselines3_zoo_hyperparameters():
     policy = rk.make_experiment("TRPO_CartPole", seed=0).policy.policy
-    for key, value in TRPO_CARTPOLE.items():
-        if key != "total_steps":
-            assert policy.config[key] == value, key
+    for key, value in TRPO_CARTPOLE.algorithm_config().items():
+        assert policy.config[key] == value, key
+    assert (policy.config["n_steps"], policy.config["cg_damping"]) == (1024, 1e-3)
     tree = policy.optimizer.modules["policy"]
     assert isinstance(tree, OptimizedStep) and isinstance(tree.inner, NaturalGradient)
     assert tree.inner.cg_damping == 1e-3
@@ -48,7 +48,7 @@ def test_es_recipe_runs_two_generations(one_thread):
     hook = rk.run(exp)
     assert len(hook.rewards) == 2 and exp.policy.policy.updates == 2
     assert isinstance(exp.policy.policy.optimizer, Evolutionary)
-    assert exp.policy.policy.optimizer.num_samples == ES_CARTPOLE["num_samples"]
+    assert exp.policy.policy.optimizer.num_samples == ES_CARTPOLE.num_samples
 
 
 # ---- learning tests: the recipes' own budgets ----

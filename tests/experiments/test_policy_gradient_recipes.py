@@ -27,8 +27,7 @@ def test_recipes_are_registered():
 @pytest.mark.parametrize("name", RECIPES)
 def test_recipe_runs_a_few_updates(name):
     config = getattr(policy_gradient, name.upper())  # PPO_CartPole -> PPO_CARTPOLE
-    n_steps = config.hyperparameters.get("n_steps", 5)  # 5: A2C's default
-    experiment = rk.make_experiment(name, seed=1, total_steps=n_steps * config.n_envs)
+    experiment = rk.make_experiment(name, seed=1, total_steps=config.n_steps * config.n_envs)
     rk.run(experiment)
     assert experiment.policy.policy.updates == 1
     experiment.env.close()

@@ -339,3 +339,29 @@ def test_state_dict_round_trip_keeps_the_unfinished_episode():
         logger.episode_return,
         logger.episode_length,
     )
+
+
+def test_tensorboard_logger_writes_the_greedy_evaluations_it_is_given(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    evaluation = rk.EvaluationHook(rk.GymEnv("CartPole-v1"), every_n_steps=100, n_episodes=2,
+                                   seed=0)
+    log = rk.TensorBoardLogger(tmp_path, evaluations=evaluation)
+    rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(300),
+           evaluation + log)
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    written = {tag: [(e.step, e.value) for e in events.Scalars(tag)]
+               for tag in ("evaluation/mean_return", "evaluation/std_return")}
+    assert written["evaluation/mean_return"] == [
+        (r.step, pytest.approx(r.mean)) for r in evaluation.results
+    ]
+    assert [s for s, _ in written["evaluation/std_return"]] == [100, 200, 300]
+
+
+def test_tensorboard_logger_refuses_evaluations_that_are_not_an_evaluation_hook(tmp_path):
+    pytest.importorskip("tensorboard")
+    with pytest.raises(TypeError, match="TensorBoardLogger: evaluations must be an "
+                                        "rk.EvaluationHook"):
+        rk.TensorBoardLogger(tmp_path, evaluations=rk.TotalRewardPerEpisode())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,3 +215,38 @@ def test_notebook_05_says_what_its_numbers_are():
         if "left" in call.split(")")[0]:
             assert 'what="fraction of left actions' in call
     assert "cut off after 100 steps" in source
+
+
+def _notebook_function(name: str, function: str) -> Any:
+    """The function ``function`` defined in the source of notebook ``name``, compiled alone."""
+    tree = ast.parse((NOTEBOOK_DIR / "src" / f"{name}.py").read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+    namespace: dict[str, Any] = {}
+    exec(compile(ast.Module([node], type_ignores=[]), name, "exec"), namespace)
+    return namespace[function]
+
+
+def test_notebook_13_legends_stay_off_the_curves():
+    """Issue 21: notebook 13's legend covered its curves. Every legend of its figures is put
+    beside the plot by its ``legend_outside``, which checks that it covers no part of the plot."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    source = (NOTEBOOK_DIR / "src" / "13_deep_learners.py").read_text()
+    assert source.count(".legend(") == 1  # the one inside legend_outside
+    assert source.count("\nlegend_outside(fig, ax)\nsave(fig, ") == 3  # one per figure
+    legend_outside = _notebook_function("13_deep_learners", "legend_outside")
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for i in range(4):  # curves over the whole plot, as the learning curves rise across it
+        ax.plot([0, 15_000], [i * 50, 500 - i * 50], label=f"a long optimizer name {i}")
+    ax.axhline(22, linestyle=":", label="random policy")
+    legend_outside(fig, ax)
+    fig.canvas.draw()
+    assert not ax.get_legend().get_window_extent().overlaps(ax.get_window_extent())
+    ax.legend()  # the old placement: inside the plot, which the check refuses
+    fig.canvas.draw()
+    assert ax.get_legend().get_window_extent().overlaps(ax.get_window_extent())
+    plt.close(fig)

@@ -463,7 +463,7 @@ def test_cli_resume_continues_a_crashed_run_to_the_same_results(tmp_path, monkey
     assert (config["experiment"], config["seed"], config["checkpoint_every"]) == (name, 2, 1000)
     assert cli.main([*args, "--logdir", str(tmp_path / "run")]) == 2  # not over an existing run
     assert "already holds this run" in capsys.readouterr().err
-    assert cli.main(["resume", str(tmp_path / "run"), "--quiet"]) == 0
+    assert cli.main(["resume", str(tmp_path / "run")]) == 0
     assert "resuming at step" in capsys.readouterr().out
     assert _episodes_csv(tmp_path / "run") == _episodes_csv(tmp_path / "ref")
     assert len(_episodes_csv(tmp_path / "ref")) == 501  # header + 500 episodes
