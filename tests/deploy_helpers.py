@@ -32,12 +32,12 @@ def brief(name: str) -> dict:
         return {"generations": 1}
     if "episodes" in params:
         return {"episodes": 50}
-    small = {k: v for k, v in SMALL.items() if k in params}
-    probe = rk.make_experiment(name, seed=0, total_steps=10**6, **small)
+    probe = rk.make_experiment(name, seed=0, total_steps=10**6)
     policy = probe.policy.policy
-    n_envs = getattr(probe.env, "n_envs", 1)
-    if isinstance(policy, BuiltPolicy) and "n_steps" in policy.config and not small:
-        return {"total_steps": policy.config["n_steps"] * n_envs}
+    on_policy = isinstance(getattr(probe.policy, "trajectory", None), rk.RolloutTrajectory)
+    if isinstance(policy, BuiltPolicy) and on_policy:  # one rollout
+        return {"total_steps": policy.config["n_steps"] * getattr(probe.env, "n_envs", 1)}
+    small = {k: v for k, v in SMALL.items() if k in params}  # replay learners' small warm-up
     return {"total_steps": 160, **small}
 
 

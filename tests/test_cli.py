@@ -500,13 +500,13 @@ def test_resume_of_a_run_killed_after_its_final_checkpoint_ends_it(tmp_path):
 
     run_dir = tmp_path / "r"
     done = rlkit("run", "DQN_CartPole", "--seed", "2", "--steps", "2000",
-                 "--checkpoint-every", "500", "--logdir", str(run_dir), "--quiet")
+                 "--checkpoint-every", "500", "--logdir", str(run_dir))
     assert done.returncode == 0, done.stderr
     evaluations = (run_dir / "evaluations.csv").read_text()
     report = [line for line in done.stdout.splitlines() if line.startswith("greedy evaluation")]
     assert "(the policy now holds the best parameters)" in report[0]
     (run_dir / "evaluations.csv").unlink()  # what a process killed at PostExperiment leaves
-    resumed = rlkit("resume", str(run_dir), "--quiet")
+    resumed = rlkit("resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr
     assert "already finished at step 2000" in resumed.stdout
     assert (run_dir / "evaluations.csv").read_text() == evaluations

@@ -125,7 +125,7 @@ def test_the_site_builds_strictly_with_every_page(site):
         assert "import rlkit as rk" in _text(site / "notebooks" / notebook / "index.html"), notebook
     # getting started is the README's quick start, included, not copied
     text = _text(site / "getting-started" / "index.html")
-    assert "pip install . && rlkit run TabularQLearning_CliffWalking --seed 0" in text
+    assert "pip install -e . && rlkit run TabularQLearning_CliffWalking --seed 0" in text
     assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in text
 
 

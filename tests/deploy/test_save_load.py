@@ -129,7 +129,7 @@ def test_rlkit_run_writes_the_policy_and_rk_load_reads_the_run_directory(tmp_pat
     run_dir = tmp_path / "ppo"
     done = subprocess.run(
         [sys.executable, "-m", "rlkit.cli", "run", "PPO_CartPole", "--steps", "256",
-         "--logdir", str(run_dir), "--quiet"],
+         "--logdir", str(run_dir)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -149,7 +149,7 @@ def test_rlkit_run_of_a_policy_without_artifacts_says_so_and_succeeds(tmp_path):
     run_dir = tmp_path / "td0"
     done = subprocess.run(
         [sys.executable, "-m", "rlkit.cli", "run", "TD0_RandomWalk1D", "--set", "episodes=3",
-         "--logdir", str(run_dir), "--quiet"],
+         "--logdir", str(run_dir)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
