@@ -209,6 +209,11 @@ class ProgressBar(AbstractHook):
             return
         self._update_postfix(now)
         self.bar.update(self._count() + self._offset - self.bar.n)
+        if self.unit == "steps" and isinstance(self.bar, PlainProgress):
+            # plain lines come at each tenth of the run, however fast it goes
+            due = self.bar.until_next_line()
+            if due is not None:
+                self._countdown = max(1, min(self._countdown, due))
 
     def _update_postfix(self, now: float) -> None:
         # steps/s over the last window of at least _RATE_SECONDS (over the run so far, before
@@ -316,6 +321,12 @@ class PlainProgress:
         if due:
             self._print(now)
             self._next_tenth = self._tenth_after(self.n)
+
+    def until_next_line(self) -> int | None:
+        """How many more counts until the next tenth's line (None: no total, or past it)."""
+        if self._next_tenth is None or math.isinf(self._next_tenth):
+            return None
+        return max(1, int(self._next_tenth) - self.n)
 
     def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
         self.postfix = text
