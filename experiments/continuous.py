@@ -27,7 +27,6 @@ imported when a recipe is built, so the recipes are listed without it.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -36,7 +35,7 @@ import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.seeding import int_seed, spawn_seeds
 
-from .params import check_device, check_hidden
+from .params import algorithm_fields, check_device, check_hidden
 
 __all__ = [
     "ContinuousParams",
@@ -93,11 +92,7 @@ class ContinuousParams:
 
     def algorithm_config(self) -> dict[str, Any]:
         """The hyperparameters as the algorithm's ``agent(env, **config)`` takes them."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in self.run_fields
-        }
+        return algorithm_fields(self)
 
     def check(self, owner: str) -> None:
         """Refuse values no run can use, naming ``owner`` (the recipe) and the parameter."""

@@ -24,7 +24,6 @@ total_steps=3000, lr=3e-4)``, ``rlkit run ES_CartPole --set generations=10 --set
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -32,7 +31,7 @@ import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.seeding import int_seed, spawn_seeds
 
-from .params import check_device, check_hidden, check_schedule, schedule_value
+from .params import algorithm_fields, check_device, check_hidden, check_schedule, schedule_value
 
 __all__ = [
     "TRPOParams",
@@ -82,11 +81,7 @@ class TRPOParams:
 
     def algorithm_config(self, owner: str = "TRPO") -> dict[str, Any]:
         """The hyperparameters as ``rk.TRPO.agent(env, **config)`` takes them."""
-        config = {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in self.run_fields
-        }
+        config = algorithm_fields(self)
         config["lr"] = schedule_value(owner, "lr", self.lr, self.total_steps)
         return config
 
@@ -141,11 +136,7 @@ class ESParams:
 
     def algorithm_config(self) -> dict[str, Any]:
         """The hyperparameters as ``rk.ES.agent(env, **config)`` takes them."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in self.run_fields
-        }
+        return algorithm_fields(self)
 
     def check(self, owner: str) -> None:
         """Refuse values no run can use, naming ``owner`` (the recipe) and the parameter."""

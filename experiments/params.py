@@ -19,13 +19,21 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from typing import Any
 
 import rlkit as rk
 from rlkit.core import checks
 
-__all__ = ["LINEAR_PREFIX", "schedule_value", "check_schedule", "check_hidden", "check_device"]
+__all__ = [
+    "LINEAR_PREFIX",
+    "schedule_value",
+    "check_schedule",
+    "check_hidden",
+    "check_device",
+    "algorithm_fields",
+]
 
 #: rl-baselines3-zoo's notation of a linear decay to 0: ``"lin_1e-3"``
 LINEAR_PREFIX = "lin_"
@@ -109,3 +117,24 @@ def check_device(owner: str, device: Any) -> None:
         raise ValueError(
             f"{owner}: unknown device {device!r}; expected 'cpu', 'cuda', 'cuda:N' or 'auto'"
         ) from None
+
+
+def algorithm_fields(params: Any) -> dict[str, Any]:
+    """The fields of a recipe's parameter dataclass that are its algorithm's hyperparameters:
+    all but those named in its ``run_fields`` (the budget, the envs, the device).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Params:
+        ...     total_steps: int = 1000
+        ...     lr: float = 3e-4
+        ...     run_fields = ("total_steps",)  # not a field: no annotation
+        >>> algorithm_fields(Params())
+        {'lr': 0.0003}
+    """
+    return {
+        f.name: getattr(params, f.name)
+        for f in dataclasses.fields(params)
+        if f.name not in params.run_fields
+    }

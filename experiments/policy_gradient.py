@@ -37,7 +37,6 @@ torch on one thread (``Experiment.threads``).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -46,7 +45,7 @@ import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.seeding import spawn_seeds
 
-from .params import check_device, check_hidden, check_schedule, schedule_value
+from .params import algorithm_fields, check_device, check_hidden, check_schedule, schedule_value
 
 __all__ = [
     "OnPolicyParams",
@@ -104,11 +103,7 @@ class OnPolicyParams:
         """The hyperparameters as the algorithm's ``agent(env, **config)`` takes them
         (``"lin_<start>"`` as a ``rk.LinearSchedule`` over ``total_steps``)."""
         owner = owner or self.algorithm
-        config = {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in self.run_fields
-        }
+        config = algorithm_fields(self)
         for name in self.schedulable:
             config[name] = schedule_value(owner, name, config[name], self.total_steps)
         return config
