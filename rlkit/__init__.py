@@ -98,6 +98,7 @@ _LAZY: dict[str, str] = {
     "evaluate": "rlkit.hooks.evaluate",
     "CheckpointHook": "rlkit.hooks.checkpoint",
     "CheckpointError": "rlkit.hooks.checkpoint",
+    "DatasetRecorder": "rlkit.hooks.dataset_recorder",
     # environments
     "GymEnv": "rlkit.envs.gym",
     "VectorGymEnv": "rlkit.envs.vector",
