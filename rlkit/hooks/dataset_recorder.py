@@ -46,6 +46,7 @@ from ..trajectories.dataset import Dataset
 __all__ = ["DatasetRecorder"]
 
 _TRACES = ("obs", "action", "reward", "terminated", "truncated", "next_obs")
+_MAKE_FIELDS = ("max_episode_steps", "disable_env_checker")  # gym.make's, kept in the EnvSpec
 _LONG_REPR = 200  # a policy description longer than this is replaced by the type's name
 
 
@@ -226,8 +227,9 @@ def env_spec_of(env: Any) -> dict[str, Any] | None:
             spec = gym.spec(env_id)
         except gym.error.Error:
             return {"id": env_id}
-        kwargs = getattr(env, "env_kwargs", None) or {}
-        spec = dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}) if kwargs else spec
+        kwargs = dict(getattr(env, "env_kwargs", None) or {})
+        fields = {k: kwargs.pop(k) for k in _MAKE_FIELDS if k in kwargs}  # gym.make's own
+        spec = dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}, **fields)
     if spec is None:
         return None
     try:
