@@ -178,13 +178,15 @@ def test_resumed_from_a_checkpoint_the_dataset_is_the_uninterrupted_one(tmp_path
 
     env, policy = make()
     rk.run(policy, env, rk.StopAfterNSteps(100), rk.DatasetRecorder(tmp_path / "whole.npz"))
+    def hooks():
+        return rk.DatasetRecorder(tmp_path / "d.npz") + rk.CheckpointHook(
+            tmp_path / "ck", every_n_steps=50
+        )
+
     env, policy = make()  # stopped at 50 steps (as a killed run's last checkpoint) ...
-    rk.run(policy, env, rk.StopAfterNSteps(50),
-           rk.DatasetRecorder(tmp_path / "d.npz") + rk.CheckpointHook(tmp_path / "ck", 50))
+    rk.run(policy, env, rk.StopAfterNSteps(50), hooks())
     env, policy = make()  # ... and resumed in a fresh process's objects
-    rk.run(policy, env, rk.StopAfterNSteps(100),
-           rk.DatasetRecorder(tmp_path / "d.npz") + rk.CheckpointHook(tmp_path / "ck", 50),
-           resume_from=tmp_path / "ck")  # fmt: skip
+    rk.run(policy, env, rk.StopAfterNSteps(100), hooks(), resume_from=tmp_path / "ck")
     whole, resumed = rk.Dataset.load(tmp_path / "whole.npz"), rk.Dataset.load(tmp_path / "d.npz")
     assert len(resumed) == 100
     for field in ("observations", "actions", "rewards", "terminations", "truncations",
