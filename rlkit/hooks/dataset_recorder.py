@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..core.interfaces import AbstractHook, AbstractVectorEnv
+from ..core.spaces import space_to_json
 from ..trajectories.dataset import Dataset
 
 __all__ = ["DatasetRecorder"]
@@ -101,6 +102,11 @@ class DatasetRecorder(AbstractHook):
         return len(rewards) * (rewards[0].shape[0] if rewards else 0)
 
     # ---- stages ----
+    def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
+        """Refuse, before the first step, an env whose spaces a dataset cannot hold."""
+        for what, space in (("observation", env.state_space), ("action", env.action_space)):
+            space_to_json(space, f"{self!r}: the env's {what} space")
+
     def pre_experiment(self, policy: Any, env: Any) -> None:
         self.spaces = (env.state_space, env.action_space)
         self.env_spec = env_spec_of(env)
