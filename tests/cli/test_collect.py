@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,20 @@ def test_run_dir_without_a_saved_policy_is_refused(run_dir, tmp_path):
     assert done.returncode == 2 and "has no policy.rlkit" in done.stderr
     not_a_run = rlkit("collect", str(tmp_path), "--steps", "10", "--out", str(tmp_path / "d.npz"))
     assert not_a_run.returncode == 2 and "not a run directory" in not_a_run.stderr
+
+
+def test_a_killed_collect_leaves_no_dataset_and_the_old_one_intact(tmp_path):
+    out = tmp_path / "d.npz"
+    out.write_bytes(b"the dataset of an earlier collect")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rlkit.cli", "collect", "DQN_CartPole", "--steps", "50000000",
+         "--epsilon", "1", "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout.readline().startswith("collecting 50000000 transitions")
+    time.sleep(1.0)  # well inside the run
+    process.kill()
+    process.wait(timeout=30)
+    process.stdout.close(), process.stderr.close()
+    assert out.read_bytes() == b"the dataset of an earlier collect"
+    assert [p.name for p in tmp_path.iterdir()] == ["d.npz"]
