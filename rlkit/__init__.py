@@ -98,6 +98,7 @@ _LAZY: dict[str, str] = {
     "evaluate": "rlkit.hooks.evaluate",
     "CheckpointHook": "rlkit.hooks.checkpoint",
     "CheckpointError": "rlkit.hooks.checkpoint",
+    "DatasetRecorder": "rlkit.hooks.dataset_recorder",
     # environments
     "GymEnv": "rlkit.envs.gym",
     "VectorGymEnv": "rlkit.envs.vector",
@@ -168,6 +169,7 @@ _LAZY: dict[str, str] = {
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
     "RolloutTrajectory": "rlkit.trajectories.rollout",
+    **dict.fromkeys(["Dataset", "DatasetError"], "rlkit.trajectories.dataset"),
     # policy gradient: distributions, stochastic policies, schedules, the builder, algorithms
     **dict.fromkeys(
         [
