@@ -173,6 +173,7 @@ _LAZY: dict[str, str] = {
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
     "RolloutTrajectory": "rlkit.trajectories.rollout",
+    **dict.fromkeys(["Dataset", "DatasetError"], "rlkit.trajectories.dataset"),
     # policy gradient: distributions, stochastic policies, schedules, the builder, algorithms
     **dict.fromkeys(
         [
