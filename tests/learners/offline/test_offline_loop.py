@@ -13,9 +13,9 @@ import torch
 import rlkit as rk
 from rlkit.approximators.neural import q_network
 from rlkit.core.dispatch import DispatchError
+from rlkit.learners.batch import Batch
 from rlkit.learners.offline.bc import bc_loss
 from rlkit.learners.offline.discrete_cql import conservative_term, discrete_cql_loss
-from rlkit.learners.batch import Batch
 from rlkit.policies.distributions import Categorical
 
 BOX4 = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
