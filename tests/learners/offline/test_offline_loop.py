@@ -221,3 +221,14 @@ def test_bc_loss_by_hand():
     loss, _ = bc_loss(policy, lambda s: torch.tensor([[0.0, 0.0]]), DiagGaussian,
                       Batch(state=torch.zeros(1, 1), action=torch.tensor([[1.0]])))
     assert loss.item() == pytest.approx(0.5 + 0.5 * math.log(2 * math.pi), rel=1e-5)
+
+
+# ---- the how-to page's example ----
+def test_the_offline_how_to_example_clones_the_controller(capsys):
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "offline-rl.md"
+    (example,) = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)[:1]
+    exec(compile(example, str(page), "exec"), {})
+    assert capsys.readouterr().out.strip() == "500.0"
