@@ -105,6 +105,54 @@ def test_progress_logger_and_evaluation_hooks_work(tmp_path):
     assert all(r.mean >= 8 for r in evaluation.results)  # real CartPole episodes were played
 
 
+def test_a_logger_reports_the_learner_statistics_per_gradient_step(tmp_path):
+    import json
+
+    env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
+    path = tmp_path / "log.jsonl"
+    rk.run(rk.BC(env, seed=0), env, rk.StopAfterNSteps(10),
+           rk.JSONLinesLogger(path, stats_every_n_steps=5))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["type"], line["total_steps"]) for line in lines] == [
+        ("statistics", 5), ("statistics", 10)]  # no episodes: nothing acts
+    assert all(math.isfinite(line["policy/nll"]) for line in lines)
+
+
+def test_an_agent_learns_through_its_policy():
+    env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
+    agent = rk.Agent(rk.BC(env, seed=0), rk.VectorSARTTrajectory())
+    rk.run(agent, env, rk.StopAfterNSteps(4))
+    assert agent.policy.updates == 4 and len(agent.trajectory) == 0
+
+
+def test_bc_on_box_actions_learns_the_data_actions_and_saves():
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(1000, 3)).astype(np.float32)
+    weights = np.array([[0.5, -0.3], [0.2, 0.4], [-0.1, 0.3]], np.float32)
+    actions = np.clip(obs @ weights, -1, 1).astype(np.float32)
+    dataset = rk.Dataset.from_arrays(
+        observations=obs, actions=actions, rewards=np.zeros(1000, np.float32),
+        terminations=np.zeros(1000, bool), truncations=np.arange(1000) % 100 == 99,
+        next_observations=obs, observation_space=gym.spaces.Box(-np.inf, np.inf, (3,), np.float32),
+        action_space=gym.spaces.Box(-1, 1, (2,), np.float32),
+    )  # fmt: skip
+    env = rk.OfflineEnv(dataset, batch_size=100, seed=0)
+    policy = rk.BC(env, seed=0)
+    rk.run(policy, env, rk.StopAfterNSteps(500))
+    error = np.abs(policy.predict(obs) - actions).mean()
+    assert error < 0.1 * np.abs(actions).mean(), error  # the greedy action is the Gaussian's mean
+
+
+def test_offline_policies_save_and_load(tmp_path):
+    env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
+    obs = env.dataset.observations
+    for policy in (rk.BC(env, seed=0), cql_policy()):
+        rk.run(policy, env, rk.StopAfterNSteps(5))
+        rk.save(policy, tmp_path / "p.rlkit")
+        loaded = rk.load(tmp_path / "p.rlkit")
+        assert np.array_equal(loaded.predict(obs), policy.predict(obs))
+
+
 # ---- checkpoints ----
 @pytest.mark.parametrize("make", ["bc", "cql"])
 def test_kill_and_resume_is_bit_exact(tmp_path, make):
