@@ -95,7 +95,9 @@ class DiscreteCQLBase(DQNBase):
         return f"{super().__repr__()[:-1]}, alpha={self.alpha})"
 
 
-_DOC = (__doc__ or "") + """
+_DOC = (
+    (__doc__ or "")
+    + """
 Args:
     approximator: a :class:`~rlkit.NeuralNetworkApproximator` (one output per action).
     alpha: weight of the conservative term (d3rlpy: 1.0).
@@ -116,7 +118,6 @@ Example:
     >>> learner.alpha, learner.double
     (1.0, True)
 """
-
-DiscreteCQL = build_policy(
-    "DiscreteCQL", loss_fn=discrete_cql_loss, base=DiscreteCQLBase, doc=_DOC
 )
+
+DiscreteCQL = build_policy("DiscreteCQL", loss_fn=discrete_cql_loss, base=DiscreteCQLBase, doc=_DOC)

@@ -98,8 +98,9 @@ def test_episode_only_stop_is_refused():
 
 def test_progress_logger_and_evaluation_hooks_work(tmp_path):
     env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
-    evaluation = rk.EvaluationHook(rk.GymEnv("CartPole-v1", seed=1), every_n_steps=5,
-                                   n_episodes=2, seed=0)
+    evaluation = rk.EvaluationHook(
+        rk.GymEnv("CartPole-v1", seed=1), every_n_steps=5, n_episodes=2, seed=0
+    )
     rk.run(cql_policy(), env, rk.StopAfterNSteps(10), evaluation + rk.ProgressBar())
     assert [r.step for r in evaluation.results] == [5, 10]
     assert all(r.mean >= 8 for r in evaluation.results)  # real CartPole episodes were played
@@ -110,11 +111,17 @@ def test_a_logger_reports_the_learner_statistics_per_gradient_step(tmp_path):
 
     env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
     path = tmp_path / "log.jsonl"
-    rk.run(rk.BC(env, seed=0), env, rk.StopAfterNSteps(10),
-           rk.JSONLinesLogger(path, stats_every_n_steps=5))
+    rk.run(
+        rk.BC(env, seed=0),
+        env,
+        rk.StopAfterNSteps(10),
+        rk.JSONLinesLogger(path, stats_every_n_steps=5),
+    )
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(line["type"], line["total_steps"]) for line in lines] == [
-        ("statistics", 5), ("statistics", 10)]  # no episodes: nothing acts
+        ("statistics", 5),
+        ("statistics", 10),
+    ]  # no episodes: nothing acts
     assert all(math.isfinite(line["policy/nll"]) for line in lines)
 
 
@@ -170,8 +177,13 @@ def test_kill_and_resume_is_bit_exact(tmp_path, make):
     first, env1 = build()
     rk.run(first, env1, rk.StopAfterNSteps(13), rk.CheckpointHook(tmp_path, every_n_steps=13))
     resumed, env2 = build()  # a fresh process would build the same objects
-    rk.run(resumed, env2, rk.StopAfterNSteps(30), rk.CheckpointHook(tmp_path, every_n_steps=13),
-           resume_from=tmp_path)
+    rk.run(
+        resumed,
+        env2,
+        rk.StopAfterNSteps(30),
+        rk.CheckpointHook(tmp_path, every_n_steps=13),
+        resume_from=tmp_path,
+    )
     assert env2.steps == 30
     assert torch.equal(params(resumed), params(full))
 
@@ -239,11 +251,17 @@ def test_discrete_cql_loss_is_td_plus_alpha_times_the_term():
         net.weight.copy_(torch.tensor([[1.0], [2.0]]))  # Q(s) = (s, 2 s)
     from types import SimpleNamespace
 
-    policy = SimpleNamespace(target=SimpleNamespace(model=net), double=True, loss_kind="mse",
-                             alpha=0.5)
-    batch = Batch(state=torch.tensor([[1.0]]), action=torch.tensor([0]),
-                  reward=torch.tensor([1.0]), terminal=torch.tensor([0.0]),
-                  next_state=torch.tensor([[1.0]]), discount=0.5)
+    policy = SimpleNamespace(
+        target=SimpleNamespace(model=net), double=True, loss_kind="mse", alpha=0.5
+    )
+    batch = Batch(
+        state=torch.tensor([[1.0]]),
+        action=torch.tensor([0]),
+        reward=torch.tensor([1.0]),
+        terminal=torch.tensor([0.0]),
+        next_state=torch.tensor([[1.0]]),
+        discount=0.5,
+    )
     loss, info = discrete_cql_loss(policy, net, None, batch)
     # y = 1 + 0.5 * Q(s', argmax) = 1 + 0.5 * 2 = 2; Q(s, 0) = 1: td = 1
     term = math.log(math.exp(1) + math.exp(2)) - 1.0
@@ -256,8 +274,12 @@ def test_bc_loss_by_hand():
 
     logits = torch.tensor([[0.0, math.log(3.0)]])  # probabilities 1/4, 3/4
     policy = SimpleNamespace(action_space=gym.spaces.Discrete(2), hp=lambda k: 0.5)
-    loss, info = bc_loss(policy, lambda s: logits, Categorical,
-                         Batch(state=torch.zeros(1, 1), action=torch.tensor([0])))
+    loss, info = bc_loss(
+        policy,
+        lambda s: logits,
+        Categorical,
+        Batch(state=torch.zeros(1, 1), action=torch.tensor([0])),
+    )
     penalty = (0.0 + math.log(3.0) ** 2) / 2
     assert info["nll"].item() == pytest.approx(math.log(4.0), rel=1e-6)
     assert loss.item() == pytest.approx(math.log(4.0) + 0.5 * penalty, rel=1e-6)
@@ -266,8 +288,12 @@ def test_bc_loss_by_hand():
 
     box = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
     policy = SimpleNamespace(action_space=box, hp=lambda k: 0.5)
-    loss, _ = bc_loss(policy, lambda s: torch.tensor([[0.0, 0.0]]), DiagGaussian,
-                      Batch(state=torch.zeros(1, 1), action=torch.tensor([[1.0]])))
+    loss, _ = bc_loss(
+        policy,
+        lambda s: torch.tensor([[0.0, 0.0]]),
+        DiagGaussian,
+        Batch(state=torch.zeros(1, 1), action=torch.tensor([[1.0]])),
+    )
     assert loss.item() == pytest.approx(0.5 + 0.5 * math.log(2 * math.pi), rel=1e-5)
 
 
