@@ -12,14 +12,23 @@ from typing import Any
 
 from .checks import not_a_class
 from .dispatch import PlanStep, learning_methods, where
-from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy, stop_plan
-from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
+from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractOfflineEnv, AbstractPolicy, stop_plan
+from .offline_plan import offline_plan
+from .stages import (
+    POST_ACT_STAGE,
+    POST_EXPERIMENT_STAGE,
+    PRE_EXPERIMENT_STAGE,
+    STAGES,
+    AbstractStage,
+)
 
 __all__ = ["CallPlan", "build_plan", "explain", "hook_plan", "evaluation_only"]
 
 # Who speaks first at each stage (docs/architecture.md, "The run loop and its stages"): the
 # hook before the policy only at PreExperiment, the policy first everywhere else.
 _HOOK_FIRST = {PRE_EXPERIMENT_STAGE}
+# The stages of an offline run (rlkit/core/offline_run.py): nothing acts, there are no episodes.
+_OFFLINE_STAGES = (PRE_EXPERIMENT_STAGE, POST_ACT_STAGE, POST_EXPERIMENT_STAGE)
 
 
 @dataclass
@@ -31,6 +40,7 @@ class CallPlan:
     stop_step: PlanStep | None = None
     stop_episode: PlanStep | None = None
     checks_stop: bool = False  # the stop condition checks anything (after steps or episodes)
+    checks_steps: bool = False  # the stop condition checks after steps
 
     def calls(self, stage: AbstractStage) -> tuple:
         """The plain functions to call at ``stage``, in order."""
@@ -93,8 +103,11 @@ def build_plan(
         )
     if isinstance(hook, AbstractHook):
         hook.attach(policy, env, stop_condition, hook)
-    policy_plan = policy.plan(env)
-    _warn_if_it_cannot_learn(policy, env)
+    if isinstance(env, AbstractOfflineEnv):  # learning from a dataset: no Agent needed
+        policy_plan = offline_plan(policy, env)
+    else:
+        policy_plan = policy.plan(env)
+        _warn_if_it_cannot_learn(policy, env)
     hooks = {} if hook is None else hook_plan(hook, policy, env)
     plan = CallPlan()
     for stage in STAGES:
@@ -105,12 +118,23 @@ def build_plan(
     if stop_condition is not None:
         plan.stop_step, plan.stop_episode = stop_plan(stop_condition, policy, env)
         plan.checks_stop = plan.stop_step is not None or plan.stop_episode is not None
+        plan.checks_steps = plan.stop_step is not None
     if interrupt is not None:
         plan.stop_step = _or(plan.stop_step, interrupt)
     after_step, after_episode = (hooks.get(moment, []) for moment in CHECK_MOMENTS)
     plan.stop_step = _then(plan.stop_step, after_step, "no step check")
     plan.stop_episode = _then(plan.stop_episode, after_episode, "no episode check")
+    if isinstance(env, AbstractOfflineEnv):
+        _drop_acting(plan)
     return plan
+
+
+def _drop_acting(plan: CallPlan) -> None:
+    """An offline run announces PreExperiment, PostAct (one per gradient step) and
+    PostExperiment only: the other stages and the episode checks are not in its plan (so
+    ``rk.explain`` does not show them)."""
+    plan.stages = {s: steps for s, steps in plan.stages.items() if s in _OFFLINE_STAGES}
+    plan.stop_episode = None
 
 
 _EVALUATION_ONLY: ContextVar[bool] = ContextVar("rlkit_evaluation_only", default=False)
