@@ -19,6 +19,7 @@ from typing import Any
 from . import _source_tree
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
 from . import hooks as _hooks  # noqa: F401 - registers hook composition and resume_from
+from .core import offline_run as _offline_run  # noqa: F401 - registers the offline run loop
 from .core import vector_run as _vector_run  # noqa: F401 - registers the vector run loop
 from .core.dispatch import DispatchError, greedy, statistics, update
 from .core.interfaces import (
@@ -26,6 +27,7 @@ from .core.interfaces import (
     AbstractEnv,
     AbstractHook,
     AbstractLearner,
+    AbstractOfflineEnv,
     AbstractPolicy,
     AbstractStopCondition,
     AbstractTrajectory,
@@ -100,6 +102,7 @@ _LAZY: dict[str, str] = {
     "CheckpointError": "rlkit.hooks.checkpoint",
     # environments
     "GymEnv": "rlkit.envs.gym",
+    "OfflineEnv": "rlkit.envs.offline",
     "VectorGymEnv": "rlkit.envs.vector",
     **dict.fromkeys(["check_env", "EnvCheckError", "EnvReport"], "rlkit.envs.check"),
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
@@ -158,6 +161,8 @@ _LAZY: dict[str, str] = {
     ),
     "BasicDQNLearner": "rlkit.learners.value_based.basic_dqn",
     "DQNLearner": "rlkit.learners.value_based.dqn",
+    "DiscreteCQL": "rlkit.learners.offline.discrete_cql",
+    "BC": "rlkit.learners.offline.bc",
     "PrioritizedDQNLearner": "rlkit.learners.value_based.prioritized",
     "QRDQNLearner": "rlkit.learners.value_based.qr_dqn",
     # trajectories
@@ -168,6 +173,7 @@ _LAZY: dict[str, str] = {
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
     "RolloutTrajectory": "rlkit.trajectories.rollout",
+    **dict.fromkeys(["Dataset", "DatasetError"], "rlkit.trajectories.dataset"),
     # policy gradient: distributions, stochastic policies, schedules, the builder, algorithms
     **dict.fromkeys(
         [
@@ -223,6 +229,7 @@ __all__ = sorted(
         "DispatchError",
         "AbstractEnv",
         "AbstractVectorEnv",
+        "AbstractOfflineEnv",
         "AbstractPolicy",
         "AbstractLearner",
         "AbstractTrajectory",

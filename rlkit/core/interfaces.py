@@ -26,6 +26,7 @@ CHECK_MOMENTS = ("after_step_check", "after_episode_check")
 __all__ = [
     "AbstractEnv",
     "AbstractVectorEnv",
+    "AbstractOfflineEnv",
     "InvalidActionError",
     "AbstractPolicy",
     "AbstractLearner",
@@ -177,6 +178,44 @@ class AbstractVectorEnv(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional to override
         """Release the sub-environments and their workers. The default does nothing."""
+
+
+class AbstractOfflineEnv(ABC):
+    """A fixed dataset seen as an environment (docs/how-to/offline-rl.md): offline learning has
+    no acting, so it is not an :class:`AbstractEnv`; ``run_loop`` dispatches on this type to
+    the offline loop (PreExperiment, then one PostAct per gradient step, then PostExperiment).
+
+    ``sample()`` draws the next batch (a dict of numpy arrays by key: ``state``, ``action``,
+    ``reward``, ``terminal``, ``next_state``) with the env's own generator and counts it in
+    ``steps``; ``state_space`` and ``action_space`` are the dataset's. The attributes the
+    hooks read of any env (``reward``, ``done``, ``is_terminated``, ``is_truncated``) stay
+    ``0.0`` and False: there are no episodes.
+
+    Example:
+        >>> import rlkit as rk
+        >>> issubclass(rk.OfflineEnv, rk.AbstractOfflineEnv), issubclass(rk.OfflineEnv, rk.AbstractEnv)
+        (True, False)
+    """  # noqa: E501
+
+    is_vector = False
+    n_envs = 1
+    state: Any = None
+    reward: float = 0.0
+    is_terminated: bool = False
+    is_truncated: bool = False
+    done: bool = False
+    needs_reset: bool = False
+    legal_action_mask: Any = None
+    action_space: Any = None
+    state_space: Any = None
+    steps: int = 0
+
+    @abstractmethod
+    def sample(self) -> Any:
+        """The next batch of transitions (counted in ``steps``)."""
+
+    def close(self) -> None:  # noqa: B027 - optional to override
+        """Release resources. The default does nothing."""
 
 
 # ---- policies ----

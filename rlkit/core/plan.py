@@ -12,7 +12,8 @@ from typing import Any
 
 from .checks import not_a_class
 from .dispatch import PlanStep, learning_methods, where
-from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractPolicy, stop_plan
+from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractOfflineEnv, AbstractPolicy, stop_plan
+from .offline_plan import offline_plan
 from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
 
 __all__ = ["CallPlan", "build_plan", "explain", "hook_plan", "evaluation_only"]
@@ -31,6 +32,7 @@ class CallPlan:
     stop_step: PlanStep | None = None
     stop_episode: PlanStep | None = None
     checks_stop: bool = False  # the stop condition checks anything (after steps or episodes)
+    checks_steps: bool = False  # the stop condition checks after steps
 
     def calls(self, stage: AbstractStage) -> tuple:
         """The plain functions to call at ``stage``, in order."""
@@ -93,8 +95,11 @@ def build_plan(
         )
     if isinstance(hook, AbstractHook):
         hook.attach(policy, env, stop_condition, hook)
-    policy_plan = policy.plan(env)
-    _warn_if_it_cannot_learn(policy, env)
+    if isinstance(env, AbstractOfflineEnv):  # learning from a dataset: no Agent needed
+        policy_plan = offline_plan(policy, env)
+    else:
+        policy_plan = policy.plan(env)
+        _warn_if_it_cannot_learn(policy, env)
     hooks = {} if hook is None else hook_plan(hook, policy, env)
     plan = CallPlan()
     for stage in STAGES:
@@ -105,6 +110,7 @@ def build_plan(
     if stop_condition is not None:
         plan.stop_step, plan.stop_episode = stop_plan(stop_condition, policy, env)
         plan.checks_stop = plan.stop_step is not None or plan.stop_episode is not None
+        plan.checks_steps = plan.stop_step is not None
     if interrupt is not None:
         plan.stop_step = _or(plan.stop_step, interrupt)
     after_step, after_episode = (hooks.get(moment, []) for moment in CHECK_MOMENTS)

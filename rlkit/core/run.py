@@ -8,7 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .dispatch import restore, run_arguments, run_loop
-from .interfaces import AbstractEnv, AbstractHook, AbstractPolicy, AbstractVectorEnv
+from .interfaces import (
+    AbstractEnv,
+    AbstractHook,
+    AbstractOfflineEnv,
+    AbstractPolicy,
+    AbstractVectorEnv,
+)
 from .interrupt import CtrlC
 from .plan import CallPlan, build_plan
 from .stages import (
@@ -67,10 +73,11 @@ def run(
         if env is not None or stop_condition is not None or hook is not None:
             raise TypeError("run(experiment) takes no other arguments: the experiment has them")
         return run(*bundled, resume_from=resume_from)
-    if not isinstance(env, (AbstractEnv, AbstractVectorEnv)):
+    if not isinstance(env, (AbstractEnv, AbstractVectorEnv, AbstractOfflineEnv)):
         raise TypeError(
-            f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv) or an "
-            f"rk.AbstractVectorEnv (rk.VectorGymEnv), got "
+            f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv), an "
+            f"rk.AbstractVectorEnv (rk.VectorGymEnv) or an rk.AbstractOfflineEnv "
+            f"(rk.OfflineEnv), got "
             f"{type(env).__name__}: {env!r}"
         )
     if stop_condition is None:

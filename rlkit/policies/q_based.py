@@ -10,6 +10,7 @@ from ..core.dispatch import forward, greedy, update
 from ..core.interfaces import (
     AbstractEnv,
     AbstractLearner,
+    AbstractOfflineEnv,
     AbstractPolicy,
     AbstractTrajectory,
     AbstractVectorEnv,
@@ -195,6 +196,13 @@ def _(
     /,
 ):
     return update(policy.learner, trajectory, env, stage)
+
+
+# ---- offline runs: learning from a dataset is the learner's too ----
+@update.dispatch
+@forward("learner")
+def _(policy: QBasedPolicy, env: AbstractOfflineEnv, stage: AbstractStage, /):
+    return update(policy.learner, env, stage)
 
 
 # ---- greedy: the same learner (shared, not copied) acting with a GreedyExplorer ----

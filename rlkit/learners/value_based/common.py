@@ -446,6 +446,11 @@ class ValueBasedLearner(AbstractLearner):
             yield from to_tensors(sample, self.gamma, self.device).split(self.sampler.batch_size)
             n -= k
 
+    def offline_batch(self, sample: Mapping[str, Any]) -> Batch:
+        """A dataset's sample (the offline driver, ``rlkit/learners/drivers/offline.py``) as
+        the batch ``update(learner, batch)`` reads: :func:`to_tensors` with ``gamma``."""
+        return to_tensors(sample, self.gamma, self.device)
+
     def end_round(self, n: int, infos: Mapping[str, float]) -> None:
         """A round of ``n`` updates ended: nothing to do (the statistics are kept by each
         update: the last loss, ``Q`` and targets)."""
