@@ -367,9 +367,7 @@ class OffPolicyActorCritic(BuiltPolicy):
     #: a training device, not part of the policy)
     samples_in_predict = False
 
-    def predict(
-        self, obs: Any, deterministic: bool = True, action_masks: Any = None
-    ) -> np.ndarray:
+    def predict(self, obs: Any, deterministic: bool = True, action_masks: Any = None) -> np.ndarray:
         """The actions for one observation or a batch (see :mod:`rlkit.policies.predict`):
         ``model(obs)`` (the deterministic action in ``[-1, 1]``) rescaled to the ``Box`` and
         clipped, as ``rk.greedy(policy)`` acts; with ``deterministic=False`` SAC samples its
@@ -446,6 +444,39 @@ class OffPolicyActorCritic(BuiltPolicy):
         oldest = replay.head - n
         if oldest:
             indices = (indices + oldest) % replay.capacity
+        return self._as_batch(
+            replay.state[indices],
+            replay.action[indices],
+            replay.reward[indices],
+            replay.terminal[indices],
+            replay.next_state[indices],
+            "the replay batch",
+        )
+
+    def offline_batch(self, sample: Mapping[str, Any]) -> Batch:
+        """A dataset's sample (the offline driver, ``rlkit/learners/drivers/offline.py``: numpy
+        arrays ``state``, ``action`` in the ``Box`` bounds, ``reward``, ``terminal``,
+        ``next_state``) as the batch ``update(policy, batch)`` reads: the replay batch's float
+        tensors, ``action`` scaled to ``[-1, 1]``. Any off-policy actor-critic learns offline
+        through it (SAC and TD3 too, without a conservative term)."""
+        return self._as_batch(
+            sample["state"],
+            sample["action"],
+            sample["reward"],
+            sample["terminal"],
+            sample["next_state"],
+            "the dataset's batch",
+        )
+
+    def _as_batch(
+        self,
+        state: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        terminal: np.ndarray,
+        next_state: np.ndarray,
+        what: str,
+    ) -> Batch:
         space = self.action_space
         device = self.device
 
@@ -453,17 +484,15 @@ class OffPolicyActorCritic(BuiltPolicy):
             return torch.as_tensor(np.asarray(array, dtype=np.float32), device=device)
 
         batch = Batch(
-            state=tensor(replay.state[indices]),
+            state=tensor(state),
             action=tensor(  # flat, as the networks give them (SB3 flattens Box actions too)
-                scale_action(space, replay.action[indices].reshape(-1, *space.shape)).reshape(
-                    len(indices), -1
-                )
+                scale_action(space, action.reshape(-1, *space.shape)).reshape(len(action), -1)
             ),
-            reward=tensor(replay.reward[indices]),
-            terminal=tensor(replay.terminal[indices]),
-            next_state=tensor(replay.next_state[indices]),
+            reward=tensor(reward),
+            terminal=tensor(terminal),
+            next_state=tensor(next_state),
         )
-        batch.owner = f"{type(self).name}: the replay batch"
+        batch.owner = f"{type(self).name}: {what}"
         return batch
 
     def end_round(self, n: int, means: dict[str, float]) -> None:

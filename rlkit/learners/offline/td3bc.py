@@ -14,8 +14,10 @@ deviation plus 1e-3, the paper's and d3rlpy's) as buffers, so they are saved in 
 artifacts; ``model(obs)`` (``rk.greedy``, ``predict``, saved artifacts) and exploration
 normalise raw observations, and ``update(policy: TD3BC, batch)`` normalises the batch's
 ``state`` and ``next_state`` before TD3's step. ``policy.fit_normalizer(dataset)`` sets them
-from a dataset's observations (an ``rk.Dataset`` or an array); a gradient step before that is
-refused (``normalize_observations=False`` turns normalisation off).
+from a dataset's observations (an ``rk.Dataset`` or an array); an offline run
+(``rk.run(policy, rk.OfflineEnv(dataset, ...), ...)``) sets them from its dataset at
+PreExperiment unless they are set already (a resumed run keeps its checkpoint's); a gradient
+step before that is refused (``normalize_observations=False`` turns normalisation off).
 
 Defaults (the paper's and d3rlpy's ``TD3PlusBCConfig``): ``lr`` 3e-4 (actor and critics),
 ``alpha`` 2.5, ``hidden`` (256, 256), ``batch_size`` 256, ``gamma`` 0.99, ``tau`` 0.005,
@@ -46,10 +48,13 @@ import torch
 
 from ...core.checks import finite_float
 from ...core.dispatch import update
+from ...core.interfaces import AbstractOfflineEnv
+from ...core.stages import PreExperimentStage
 from ..actor_critic import td3
 from ..actor_critic.common import ActorCriticModel, mse
 from ..batch import Batch
 from ..builder import build_policy
+from ..drivers.offline import check_offline
 from ..hyperparameters import layers_from_hidden
 from ..policy_gradient.models import observation_size
 
@@ -238,3 +243,20 @@ TD3BC = build_policy(
 def _(policy: TD3BC, batch: Batch, /):
     """TD3's gradient step on the normalised batch; its diagnostics."""
     return td3.td3_step(policy, policy.normalized(batch))
+
+
+# ---- PreExperiment of an offline run: the normaliser from the run's dataset ----
+@update.dispatch
+def _(policy: TD3BC, env: AbstractOfflineEnv, stage: PreExperimentStage, /):
+    """The offline driver's check, then :meth:`~TD3BCBase.fit_normalizer` on the env's
+    dataset unless the normaliser is set (the normalisation is TD3+BC's own: its timing is
+    here, not in the driver)."""
+    check_offline(policy, env)
+    if policy.needs_normalizer:
+        dataset = getattr(env, "dataset", None)
+        if dataset is None:
+            raise TypeError(
+                f"{type(policy).name}: the offline env {env!r} has no dataset to normalise "
+                f"observations by; call policy.fit_normalizer(observations) before the run"
+            )
+        policy.fit_normalizer(dataset)
