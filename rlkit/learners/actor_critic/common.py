@@ -567,12 +567,15 @@ class OffPolicyActorCritic(BuiltPolicy):
         owner = type(self).name
         require_keys(owner, state, "model", "optimizers", "targets", "generator", "rng", "noise")
         check_algorithm(owner, state)
-        self.model.load_state_dict(state["model"])
+        _check_model_state(owner, self.model, state["model"])
         if sorted(state["optimizers"]) != sorted(self.optimizer):
             raise ValueError(
                 f"{owner}: checkpoint has optimizers {sorted(state['optimizers'])}, this policy "
                 f"has {sorted(self.optimizer)}"
             )
+        if (state["noise"] is None) != (self.noise is None):
+            raise ValueError(f"{owner}: checkpoint and policy disagree on having action noise")
+        self.model.load_state_dict(state["model"])
         for name, opt in self.optimizer.items():
             opt.load_state_dict(state["optimizers"][name])
         for name, sync in self.targets.items():
@@ -580,12 +583,32 @@ class OffPolicyActorCritic(BuiltPolicy):
         self.generator.set_state(state["generator"])
         self.train_generator.set_state(state["train_generator"])
         set_generator_state(self.rng, state["rng"])
-        if (state["noise"] is None) != (self.noise is None):
-            raise ValueError(f"{owner}: checkpoint and policy disagree on having action noise")
         if self.noise is not None:
             set_state(self.noise, state["noise"])
         for key in ("transitions", "steps", "updates", "gradient_steps"):
             setattr(self, key, state_count(owner, state, key))
+
+
+def _check_model_state(owner: str, model: nn.Module, saved: Any) -> None:
+    """Refuse, before anything is loaded, a model state whose tensors' names or shapes differ
+    from ``model``'s (torch's ``load_state_dict`` would copy the matching ones first), naming
+    the differences (e.g. a learned entropy coefficient or CQL multiplier on one side only)."""
+    own = model.state_dict()
+    if not isinstance(saved, Mapping):
+        raise TypeError(f"{owner}: the checkpoint's model state must be a dict, got {saved!r:.80}")
+    missing, unexpected = sorted(set(own) - set(saved)), sorted(set(saved) - set(own))
+    if missing or unexpected:
+        raise ValueError(
+            f"{owner}: the checkpoint's model does not match this policy's (missing {missing}, "
+            f"unexpected {unexpected}); make the policy with the checkpoint's hyperparameters"
+        )
+    for key, tensor in own.items():
+        shape = tuple(getattr(saved[key], "shape", ()))
+        if shape != tuple(tensor.shape):
+            raise ValueError(
+                f"{owner}: the checkpoint's {key} has shape {shape}, this policy's "
+                f"{tuple(tensor.shape)}; make the policy with the checkpoint's hyperparameters"
+            )
 
 
 def _check_noise_size(owner: str, noise: ActionNoise, n_actions: int) -> None:
