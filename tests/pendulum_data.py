@@ -12,9 +12,7 @@ import torch
 import rlkit as rk
 
 
-def rollouts(
-    act: Callable[[np.ndarray], np.ndarray], n_episodes: int, seed: int = 0
-) -> rk.Dataset:
+def rollouts(act: Callable[[np.ndarray], np.ndarray], n_episodes: int, seed: int = 0) -> rk.Dataset:
     """``n_episodes`` of Pendulum-v1 (200 steps each, truncated) acted by ``act(obs)``, the
     env reset with seeds ``seed, seed + 1, ...``, as an ``rk.Dataset``."""
     env = gym.make("Pendulum-v1")

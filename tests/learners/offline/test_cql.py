@@ -162,7 +162,8 @@ def test_one_update_moves_every_network_and_keeps_them_finite():
     assert policy.gradient_steps == 1
     # the target critic moved by tau towards the updated critic
     tau = policy.config["tau"]
-    expected = (1 - tau) * before["critic_target.qs.0.0.weight"] + tau * after["critic.qs.0.0.weight"]
+    target, source = "critic_target.qs.0.0.weight", "critic.qs.0.0.weight"
+    expected = (1 - tau) * before[target] + tau * after[source]
     assert torch.allclose(after["critic_target.qs.0.0.weight"], expected, atol=1e-7)
     assert {"cql_gap", "td_loss", "critic_loss", "actor_loss", "ent_coef"} <= set(info)
     assert info["cql_alpha"] == 1.0
