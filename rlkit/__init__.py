@@ -100,6 +100,7 @@ _LAZY: dict[str, str] = {
     "evaluate": "rlkit.hooks.evaluate",
     "CheckpointHook": "rlkit.hooks.checkpoint",
     "CheckpointError": "rlkit.hooks.checkpoint",
+    "DatasetRecorder": "rlkit.hooks.dataset_recorder",
     # environments
     "GymEnv": "rlkit.envs.gym",
     "OfflineEnv": "rlkit.envs.offline",

@@ -8,8 +8,7 @@ checkpoint state: a run resumed from an ``rk.CheckpointHook`` checkpoint draws t
 uninterrupted run would have drawn.
 
 The dataset is any object with ``sample(batch_size, generator)``, ``len``,
-``observation_space`` and ``action_space`` (``rk.Dataset``); this module does not import it
-(envs and trajectories are separate layers).
+``observation_space`` and ``action_space``: an ``rk.Dataset``, or a stand-in of the user's.
 """
 
 from __future__ import annotations

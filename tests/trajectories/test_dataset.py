@@ -216,3 +216,116 @@ def test_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
 def test_missing_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="no dataset"):
         rk.Dataset.load(tmp_path / "nothing.npz")
+
+
+# ---- the Minari format ----
+def continuous_episodes(n=9):
+    """Arrays of a recorded run: inside an episode, next_observations[t] == observations[t+1]."""
+    rng = np.random.default_rng(1)
+    flat = rng.normal(size=(n + 1, 3)).astype(np.float32)
+    arrays = make_arrays(n, discrete=False)
+    arrays["observations"], arrays["next_observations"] = flat[:-1].copy(), flat[1:].copy()
+    arrays["next_observations"][2] = 7.0  # the final observation of episode 0
+    arrays["next_observations"][4] = -7.0  # the final observation of episode 1
+    return arrays
+
+
+def test_minari_and_npz_round_trips_give_identical_arrays(tmp_path):
+    pytest.importorskip("minari")
+    ds = rk.Dataset.from_arrays(
+        **continuous_episodes(), env_spec={"id": "Pendulum-v1"}, policy_description="SAC(...)",
+        seed=5,
+    )  # fmt: skip
+    ds.save(tmp_path / "d.npz")
+    ds.save(tmp_path / "d_minari", format="minari")
+    from_npz = rk.Dataset.load(tmp_path / "d.npz")
+    from_minari = rk.Dataset.load(tmp_path / "d_minari")
+    for field in ("observations", "actions", "rewards", "terminations", "truncations",
+                  "next_observations"):  # fmt: skip
+        a, b = getattr(from_npz, field), getattr(from_minari, field)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, getattr(ds, field))
+        assert a.dtype == b.dtype
+    assert from_minari.metadata() == from_npz.metadata() == ds.metadata()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.npz", "d_minari"]
+
+
+def test_minari_directory_is_read_by_minari_itself(tmp_path):
+    minari = pytest.importorskip("minari")
+    ds = rk.Dataset.from_arrays(**continuous_episodes())
+    ds.save(tmp_path / "m", format="minari")
+    read = minari.MinariDataset(tmp_path / "m" / "data")
+    assert read.total_episodes == 3 and read.total_steps == len(ds)
+    episodes = list(read.iterate_episodes())
+    np.testing.assert_array_equal(episodes[0].observations[:3], ds.observations[:3])
+    np.testing.assert_array_equal(episodes[0].observations[3], ds.next_observations[2])
+    assert episodes[0].terminations.tolist() == [False, False, True]
+    assert episodes[1].truncations.tolist() == [False, True]
+
+
+def test_a_minari_dataset_made_by_minari_loads(tmp_path, monkeypatch):
+    """A dataset made with Minari's own writer (create_dataset_from_buffers, the DataCollector's
+    storage) and no rlkit metadata."""
+    minari = pytest.importorskip("minari")
+    from minari.data_collector import EpisodeBuffer
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    env = gym.make("CartPole-v1")
+    obs = [env.reset(seed=0)[0]]
+    actions, rewards, terms, truncs = [], [], [], []
+    for t in range(30):
+        o, r, term, trunc, _ = env.step(t % 2)
+        obs.append(o), actions.append(t % 2), rewards.append(r), terms.append(term)
+        truncs.append(trunc or t == 29)
+        if term:
+            break
+    buffer = EpisodeBuffer(observations=np.array(obs), actions=np.array(actions),
+                           rewards=np.array(rewards), terminations=np.array(terms),
+                           truncations=np.array(truncs), infos={})  # fmt: skip
+    with pytest.warns(UserWarning):
+        minari.create_dataset_from_buffers(
+            "cartpole/test-v0", [buffer], env="CartPole-v1", algorithm_name="alternate"
+        )
+    ds = rk.Dataset.load(tmp_path / "cartpole" / "test-v0")
+    assert len(ds) == len(actions) and ds.action_space == gym.spaces.Discrete(2)
+    np.testing.assert_array_equal(ds.observations, np.array(obs[:-1]))
+    np.testing.assert_array_equal(ds.next_observations, np.array(obs[1:]))
+    assert ds.policy_description == "alternate" and ds.env_spec["id"] == "CartPole-v1"
+
+
+def test_corrupt_minari_file_is_refused(tmp_path):
+    pytest.importorskip("minari")
+    rk.Dataset.from_arrays(**continuous_episodes()).save(tmp_path / "m", format="minari")
+    hdf5 = tmp_path / "m" / "data" / "main_data.hdf5"
+    hdf5.write_bytes(hdf5.read_bytes()[:200])
+    with pytest.raises(rk.DatasetError, match="truncated or corrupt"):
+        rk.Dataset.load(tmp_path / "m")
+
+
+def test_directory_that_is_not_a_minari_dataset_is_refused(tmp_path):
+    with pytest.raises(rk.DatasetError, match="not a Minari dataset"):
+        rk.Dataset.load(tmp_path)
+
+
+def test_minari_needs_one_observation_sequence_per_episode(tmp_path):
+    pytest.importorskip("minari")
+    arrays = continuous_episodes()
+    arrays["next_observations"][0] += 1.0
+    with pytest.raises(ValueError, match=r"next_observations\[0\] differs from observations\[1\]"):
+        rk.Dataset.from_arrays(**arrays).save(tmp_path / "m", format="minari")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_minari_save_replaces_an_existing_dataset_whole(tmp_path):
+    pytest.importorskip("minari")
+    arrays = continuous_episodes()
+    rk.Dataset.from_arrays(**arrays).save(tmp_path / "m", format="minari")
+    arrays["rewards"] = arrays["rewards"] + 100
+    rk.Dataset.from_arrays(**arrays).save(tmp_path / "m", format="minari")
+    np.testing.assert_array_equal(rk.Dataset.load(tmp_path / "m").rewards, arrays["rewards"])
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]
+
+
+def test_unknown_format_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="format must be 'npz' or 'minari', got 'hdf'"):
+        rk.Dataset.from_arrays(**make_arrays()).save(tmp_path / "x", format="hdf")

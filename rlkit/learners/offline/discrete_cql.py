@@ -5,7 +5,7 @@ The loss of a batch of dataset transitions is DQN's TD loss plus the conservativ
 
     loss = td_loss(Q(s, a), y) + alpha * mean_batch( logsumexp_a' Q(s, a') - Q(s, a) )
 
-``y`` is DQN's target (:func:`~rlkit.learners.value_based.dqn.dqn_q_and_target`), with double
+``y`` is DQN's target (:func:`~rlkit.learners.value_based.dqn.dqn_target`), with double
 DQN by default as d3rlpy's ``DiscreteCQL`` (built on its ``DoubleDQN``); ``alpha`` is d3rlpy's
 default 1.0 and the TD loss Huber, as there. The term pushes down the values of every action
 (the log-sum-exp, a soft maximum) and up the value of the action in the data, so actions the
@@ -29,7 +29,7 @@ from .. import offline as _offline  # noqa: F401 - registers the offline driver
 from ..batch import Batch
 from ..builder import build_policy
 from ..value_based.common import loss_function
-from ..value_based.dqn import DQNBase, dqn_q_and_target
+from ..value_based.dqn import DQNBase, dqn_target
 
 __all__ = ["DiscreteCQL", "DiscreteCQLBase", "discrete_cql_loss", "conservative_term"]
 
@@ -53,9 +53,10 @@ def discrete_cql_loss(
     """DQN's TD loss (``policy.loss_kind``) plus ``policy.alpha`` times
     :func:`conservative_term`; ``info`` holds ``q``, ``target`` and ``conservative``."""
     q_all = model(batch["state"])
-    q, y = dqn_q_and_target(policy, model, batch)  # Q(s, a) again: same values, same graph
+    q = q_all.gather(1, batch["action"].unsqueeze(1)).squeeze(1)
+    y = dqn_target(policy, model, batch)
     td = loss_function(type(policy).__name__, policy.loss_kind)(q, y)
-    conservative = conservative_term(q_all, batch["action"])
+    conservative = (torch.logsumexp(q_all, dim=1) - q).mean()  # conservative_term, q reused
     loss = td + policy.alpha * conservative
     return loss, {"q": q.detach(), "target": y, "conservative": conservative.detach()}
 
@@ -94,7 +95,9 @@ class DiscreteCQLBase(DQNBase):
         return f"{super().__repr__()[:-1]}, alpha={self.alpha})"
 
 
-_DOC = (__doc__ or "") + """
+_DOC = (
+    (__doc__ or "")
+    + """
 Args:
     approximator: a :class:`~rlkit.NeuralNetworkApproximator` (one output per action).
     alpha: weight of the conservative term (d3rlpy: 1.0).
@@ -115,7 +118,6 @@ Example:
     >>> learner.alpha, learner.double
     (1.0, True)
 """
-
-DiscreteCQL = build_policy(
-    "DiscreteCQL", loss_fn=discrete_cql_loss, base=DiscreteCQLBase, doc=_DOC
 )
+
+DiscreteCQL = build_policy("DiscreteCQL", loss_fn=discrete_cql_loss, base=DiscreteCQLBase, doc=_DOC)

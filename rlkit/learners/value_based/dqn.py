@@ -20,7 +20,7 @@ from ..batch import Batch
 from ..builder import build_policy
 from .common import ValueBasedLearner, loss_function, n_step_target
 
-__all__ = ["DQNLearner", "DQNBase", "dqn_loss", "dqn_q_and_target"]
+__all__ = ["DQNLearner", "DQNBase", "dqn_loss", "dqn_q_and_target", "dqn_target"]
 
 
 # ---- the loss ----
@@ -29,6 +29,11 @@ def dqn_q_and_target(policy: Any, model: Any, batch: Batch) -> tuple[torch.Tenso
     gamma**n * Q_target(s', a*)``, ``a*`` the target network's greedy action, or the online
     network's when ``policy.double``."""
     q = model(batch["state"]).gather(1, batch["action"].unsqueeze(1)).squeeze(1)
+    return q, dqn_target(policy, model, batch)
+
+
+def dqn_target(policy: Any, model: Any, batch: Batch) -> torch.Tensor:
+    """The target ``y`` of :func:`dqn_q_and_target`, without gradient."""
     with torch.no_grad():
         next_q = policy.target.model(batch["next_state"])
         if policy.double:
@@ -36,8 +41,7 @@ def dqn_q_and_target(policy: Any, model: Any, batch: Batch) -> tuple[torch.Tenso
             next_value = next_q.gather(1, best).squeeze(1)
         else:
             next_value = next_q.max(dim=1).values
-        y = n_step_target(batch["reward"], batch["terminal"], batch["discount"], next_value)
-    return q, y
+        return n_step_target(batch["reward"], batch["terminal"], batch["discount"], next_value)
 
 
 def dqn_loss(

@@ -13,9 +13,9 @@ import torch
 import rlkit as rk
 from rlkit.approximators.neural import q_network
 from rlkit.core.dispatch import DispatchError
+from rlkit.learners.batch import Batch
 from rlkit.learners.offline.bc import bc_loss
 from rlkit.learners.offline.discrete_cql import conservative_term, discrete_cql_loss
-from rlkit.learners.batch import Batch
 from rlkit.policies.distributions import Categorical
 
 BOX4 = gym.spaces.Box(-np.inf, np.inf, (4,), np.float32)
@@ -98,11 +98,66 @@ def test_episode_only_stop_is_refused():
 
 def test_progress_logger_and_evaluation_hooks_work(tmp_path):
     env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
-    evaluation = rk.EvaluationHook(rk.GymEnv("CartPole-v1", seed=1), every_n_steps=5,
-                                   n_episodes=2, seed=0)
+    evaluation = rk.EvaluationHook(
+        rk.GymEnv("CartPole-v1", seed=1), every_n_steps=5, n_episodes=2, seed=0
+    )
     rk.run(cql_policy(), env, rk.StopAfterNSteps(10), evaluation + rk.ProgressBar())
     assert [r.step for r in evaluation.results] == [5, 10]
     assert all(r.mean >= 8 for r in evaluation.results)  # real CartPole episodes were played
+
+
+def test_a_logger_reports_the_learner_statistics_per_gradient_step(tmp_path):
+    import json
+
+    env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
+    path = tmp_path / "log.jsonl"
+    rk.run(
+        rk.BC(env, seed=0),
+        env,
+        rk.StopAfterNSteps(10),
+        rk.JSONLinesLogger(path, stats_every_n_steps=5),
+    )
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["type"], line["total_steps"]) for line in lines] == [
+        ("statistics", 5),
+        ("statistics", 10),
+    ]  # no episodes: nothing acts
+    assert all(math.isfinite(line["policy/nll"]) for line in lines)
+
+
+def test_an_agent_learns_through_its_policy():
+    env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
+    agent = rk.Agent(rk.BC(env, seed=0), rk.VectorSARTTrajectory())
+    rk.run(agent, env, rk.StopAfterNSteps(4))
+    assert agent.policy.updates == 4 and len(agent.trajectory) == 0
+
+
+def test_bc_on_box_actions_learns_the_data_actions_and_saves():
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(1000, 3)).astype(np.float32)
+    weights = np.array([[0.5, -0.3], [0.2, 0.4], [-0.1, 0.3]], np.float32)
+    actions = np.clip(obs @ weights, -1, 1).astype(np.float32)
+    dataset = rk.Dataset.from_arrays(
+        observations=obs, actions=actions, rewards=np.zeros(1000, np.float32),
+        terminations=np.zeros(1000, bool), truncations=np.arange(1000) % 100 == 99,
+        next_observations=obs, observation_space=gym.spaces.Box(-np.inf, np.inf, (3,), np.float32),
+        action_space=gym.spaces.Box(-1, 1, (2,), np.float32),
+    )  # fmt: skip
+    env = rk.OfflineEnv(dataset, batch_size=100, seed=0)
+    policy = rk.BC(env, seed=0)
+    rk.run(policy, env, rk.StopAfterNSteps(500))
+    error = np.abs(policy.predict(obs) - actions).mean()
+    assert error < 0.1 * np.abs(actions).mean(), error  # the greedy action is the Gaussian's mean
+
+
+def test_offline_policies_save_and_load(tmp_path):
+    env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
+    obs = env.dataset.observations
+    for policy in (rk.BC(env, seed=0), cql_policy()):
+        rk.run(policy, env, rk.StopAfterNSteps(5))
+        rk.save(policy, tmp_path / "p.rlkit")
+        loaded = rk.load(tmp_path / "p.rlkit")
+        assert np.array_equal(loaded.predict(obs), policy.predict(obs))
 
 
 # ---- checkpoints ----
@@ -122,8 +177,13 @@ def test_kill_and_resume_is_bit_exact(tmp_path, make):
     first, env1 = build()
     rk.run(first, env1, rk.StopAfterNSteps(13), rk.CheckpointHook(tmp_path, every_n_steps=13))
     resumed, env2 = build()  # a fresh process would build the same objects
-    rk.run(resumed, env2, rk.StopAfterNSteps(30), rk.CheckpointHook(tmp_path, every_n_steps=13),
-           resume_from=tmp_path)
+    rk.run(
+        resumed,
+        env2,
+        rk.StopAfterNSteps(30),
+        rk.CheckpointHook(tmp_path, every_n_steps=13),
+        resume_from=tmp_path,
+    )
     assert env2.steps == 30
     assert torch.equal(params(resumed), params(full))
 
@@ -191,11 +251,17 @@ def test_discrete_cql_loss_is_td_plus_alpha_times_the_term():
         net.weight.copy_(torch.tensor([[1.0], [2.0]]))  # Q(s) = (s, 2 s)
     from types import SimpleNamespace
 
-    policy = SimpleNamespace(target=SimpleNamespace(model=net), double=True, loss_kind="mse",
-                             alpha=0.5)
-    batch = Batch(state=torch.tensor([[1.0]]), action=torch.tensor([0]),
-                  reward=torch.tensor([1.0]), terminal=torch.tensor([0.0]),
-                  next_state=torch.tensor([[1.0]]), discount=0.5)
+    policy = SimpleNamespace(
+        target=SimpleNamespace(model=net), double=True, loss_kind="mse", alpha=0.5
+    )
+    batch = Batch(
+        state=torch.tensor([[1.0]]),
+        action=torch.tensor([0]),
+        reward=torch.tensor([1.0]),
+        terminal=torch.tensor([0.0]),
+        next_state=torch.tensor([[1.0]]),
+        discount=0.5,
+    )
     loss, info = discrete_cql_loss(policy, net, None, batch)
     # y = 1 + 0.5 * Q(s', argmax) = 1 + 0.5 * 2 = 2; Q(s, 0) = 1: td = 1
     term = math.log(math.exp(1) + math.exp(2)) - 1.0
@@ -208,8 +274,12 @@ def test_bc_loss_by_hand():
 
     logits = torch.tensor([[0.0, math.log(3.0)]])  # probabilities 1/4, 3/4
     policy = SimpleNamespace(action_space=gym.spaces.Discrete(2), hp=lambda k: 0.5)
-    loss, info = bc_loss(policy, lambda s: logits, Categorical,
-                         Batch(state=torch.zeros(1, 1), action=torch.tensor([0])))
+    loss, info = bc_loss(
+        policy,
+        lambda s: logits,
+        Categorical,
+        Batch(state=torch.zeros(1, 1), action=torch.tensor([0])),
+    )
     penalty = (0.0 + math.log(3.0) ** 2) / 2
     assert info["nll"].item() == pytest.approx(math.log(4.0), rel=1e-6)
     assert loss.item() == pytest.approx(math.log(4.0) + 0.5 * penalty, rel=1e-6)
@@ -218,6 +288,21 @@ def test_bc_loss_by_hand():
 
     box = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
     policy = SimpleNamespace(action_space=box, hp=lambda k: 0.5)
-    loss, _ = bc_loss(policy, lambda s: torch.tensor([[0.0, 0.0]]), DiagGaussian,
-                      Batch(state=torch.zeros(1, 1), action=torch.tensor([[1.0]])))
+    loss, _ = bc_loss(
+        policy,
+        lambda s: torch.tensor([[0.0, 0.0]]),
+        DiagGaussian,
+        Batch(state=torch.zeros(1, 1), action=torch.tensor([[1.0]])),
+    )
     assert loss.item() == pytest.approx(0.5 + 0.5 * math.log(2 * math.pi), rel=1e-5)
+
+
+# ---- the how-to page's example ----
+def test_the_offline_how_to_example_clones_the_controller(capsys):
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "offline-rl.md"
+    (example,) = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)[:1]
+    exec(compile(example, str(page), "exec"), {})
+    assert capsys.readouterr().out.strip() == "500.0"
