@@ -94,3 +94,15 @@ def test_a_policy_made_for_other_spaces_is_refused_naming_both(dataset):
     with pytest.raises(ValueError, match=r"CQL.*OfflineEnv"):
         rk.run(policy, env, rk.StopAfterNSteps(2))
     assert policy.gradient_steps == 0
+
+
+@pytest.mark.parametrize("name", ["CQL", "IQL", "TD3BC"])
+def test_save_and_load_act_the_same_with_the_normaliser(tmp_path, dataset, name):
+    pytest.importorskip("safetensors")
+    env = rk.OfflineEnv(dataset, batch_size=32, seed=0)
+    policy = _make(name, env)
+    rk.run(policy, env, rk.StopAfterNSteps(2))  # TD3BC: the normaliser from the dataset
+    rk.save(policy, tmp_path / "policy")
+    loaded = rk.load(tmp_path / "policy")
+    obs = dataset.observations[:5] * 3.0
+    assert np.array_equal(loaded.predict(obs), policy.predict(obs))
