@@ -209,6 +209,10 @@ _LAZY: dict[str, str] = {
     "SAC": "rlkit.learners.actor_critic.sac",
     "TD3": "rlkit.learners.actor_critic.td3",
     "DDPG": "rlkit.learners.actor_critic.ddpg",
+    # offline RL: continuous actions
+    "CQL": "rlkit.learners.offline.cql",
+    "IQL": "rlkit.learners.offline.iql",
+    "TD3BC": "rlkit.learners.offline.td3bc",
     **dict.fromkeys(
         ["ActionNoise", "GaussianActionNoise", "OrnsteinUhlenbeckActionNoise"],
         "rlkit.policies.action_noise",

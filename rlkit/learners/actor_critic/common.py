@@ -367,9 +367,7 @@ class OffPolicyActorCritic(BuiltPolicy):
     #: a training device, not part of the policy)
     samples_in_predict = False
 
-    def predict(
-        self, obs: Any, deterministic: bool = True, action_masks: Any = None
-    ) -> np.ndarray:
+    def predict(self, obs: Any, deterministic: bool = True, action_masks: Any = None) -> np.ndarray:
         """The actions for one observation or a batch (see :mod:`rlkit.policies.predict`):
         ``model(obs)`` (the deterministic action in ``[-1, 1]``) rescaled to the ``Box`` and
         clipped, as ``rk.greedy(policy)`` acts; with ``deterministic=False`` SAC samples its
@@ -446,6 +444,39 @@ class OffPolicyActorCritic(BuiltPolicy):
         oldest = replay.head - n
         if oldest:
             indices = (indices + oldest) % replay.capacity
+        return self._as_batch(
+            replay.state[indices],
+            replay.action[indices],
+            replay.reward[indices],
+            replay.terminal[indices],
+            replay.next_state[indices],
+            "the replay batch",
+        )
+
+    def offline_batch(self, sample: Mapping[str, Any]) -> Batch:
+        """A dataset's sample (the offline driver, ``rlkit/learners/drivers/offline.py``: numpy
+        arrays ``state``, ``action`` in the ``Box`` bounds, ``reward``, ``terminal``,
+        ``next_state``) as the batch ``update(policy, batch)`` reads: the replay batch's float
+        tensors, ``action`` scaled to ``[-1, 1]``. Any off-policy actor-critic learns offline
+        through it (SAC and TD3 too, without a conservative term)."""
+        return self._as_batch(
+            sample["state"],
+            sample["action"],
+            sample["reward"],
+            sample["terminal"],
+            sample["next_state"],
+            "the dataset's batch",
+        )
+
+    def _as_batch(
+        self,
+        state: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        terminal: np.ndarray,
+        next_state: np.ndarray,
+        what: str,
+    ) -> Batch:
         space = self.action_space
         device = self.device
 
@@ -453,17 +484,15 @@ class OffPolicyActorCritic(BuiltPolicy):
             return torch.as_tensor(np.asarray(array, dtype=np.float32), device=device)
 
         batch = Batch(
-            state=tensor(replay.state[indices]),
+            state=tensor(state),
             action=tensor(  # flat, as the networks give them (SB3 flattens Box actions too)
-                scale_action(space, replay.action[indices].reshape(-1, *space.shape)).reshape(
-                    len(indices), -1
-                )
+                scale_action(space, action.reshape(-1, *space.shape)).reshape(len(action), -1)
             ),
-            reward=tensor(replay.reward[indices]),
-            terminal=tensor(replay.terminal[indices]),
-            next_state=tensor(replay.next_state[indices]),
+            reward=tensor(reward),
+            terminal=tensor(terminal),
+            next_state=tensor(next_state),
         )
-        batch.owner = f"{type(self).name}: the replay batch"
+        batch.owner = f"{type(self).name}: {what}"
         return batch
 
     def end_round(self, n: int, means: dict[str, float]) -> None:
@@ -538,12 +567,15 @@ class OffPolicyActorCritic(BuiltPolicy):
         owner = type(self).name
         require_keys(owner, state, "model", "optimizers", "targets", "generator", "rng", "noise")
         check_algorithm(owner, state)
-        self.model.load_state_dict(state["model"])
+        _check_model_state(owner, self.model, state["model"])
         if sorted(state["optimizers"]) != sorted(self.optimizer):
             raise ValueError(
                 f"{owner}: checkpoint has optimizers {sorted(state['optimizers'])}, this policy "
                 f"has {sorted(self.optimizer)}"
             )
+        if (state["noise"] is None) != (self.noise is None):
+            raise ValueError(f"{owner}: checkpoint and policy disagree on having action noise")
+        self.model.load_state_dict(state["model"])
         for name, opt in self.optimizer.items():
             opt.load_state_dict(state["optimizers"][name])
         for name, sync in self.targets.items():
@@ -551,12 +583,32 @@ class OffPolicyActorCritic(BuiltPolicy):
         self.generator.set_state(state["generator"])
         self.train_generator.set_state(state["train_generator"])
         set_generator_state(self.rng, state["rng"])
-        if (state["noise"] is None) != (self.noise is None):
-            raise ValueError(f"{owner}: checkpoint and policy disagree on having action noise")
         if self.noise is not None:
             set_state(self.noise, state["noise"])
         for key in ("transitions", "steps", "updates", "gradient_steps"):
             setattr(self, key, state_count(owner, state, key))
+
+
+def _check_model_state(owner: str, model: nn.Module, saved: Any) -> None:
+    """Refuse, before anything is loaded, a model state whose tensors' names or shapes differ
+    from ``model``'s (torch's ``load_state_dict`` would copy the matching ones first), naming
+    the differences (e.g. a learned entropy coefficient or CQL multiplier on one side only)."""
+    own = model.state_dict()
+    if not isinstance(saved, Mapping):
+        raise TypeError(f"{owner}: the checkpoint's model state must be a dict, got {saved!r:.80}")
+    missing, unexpected = sorted(set(own) - set(saved)), sorted(set(saved) - set(own))
+    if missing or unexpected:
+        raise ValueError(
+            f"{owner}: the checkpoint's model does not match this policy's (missing {missing}, "
+            f"unexpected {unexpected}); make the policy with the checkpoint's hyperparameters"
+        )
+    for key, tensor in own.items():
+        shape = tuple(getattr(saved[key], "shape", ()))
+        if shape != tuple(tensor.shape):
+            raise ValueError(
+                f"{owner}: the checkpoint's {key} has shape {shape}, this policy's "
+                f"{tuple(tensor.shape)}; make the policy with the checkpoint's hyperparameters"
+            )
 
 
 def _check_noise_size(owner: str, noise: ActionNoise, n_actions: int) -> None:

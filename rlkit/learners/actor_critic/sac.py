@@ -54,6 +54,7 @@ from .models import ContinuousCritic, GaussianActor, torch_generator
 
 __all__ = [
     "SAC",
+    "SACBase",
     "SAC_DEFAULTS",
     "squashed_gaussian",
     "policy_sample",
@@ -204,8 +205,9 @@ def squashed_sample(model: Any, obs: torch.Tensor, generator: torch.Generator) -
     return torch.tanh(mean + log_std.exp() * noise)
 
 
-class _SACBase(OffPolicyActorCritic):
-    """Acting: a sample of the squashed Gaussian (policy's own generator)."""
+class SACBase(OffPolicyActorCritic):
+    """Acting: a sample of the squashed Gaussian (policy's own generator); the checks of SAC's
+    hyperparameters. The base of SAC and of CQL (``rlkit/learners/offline/cql.py``)."""
 
     def check_config(self, owner: str, action_space: Any, env: Any) -> None:
         super().check_config(owner, action_space, env)
@@ -236,7 +238,7 @@ SAC = build_policy(
     model_fn=sac_model,
     optimizer={"ent_coef": adam, "critic": adam, "actor": adam},
     defaults=SAC_DEFAULTS,
-    base=_SACBase,
+    base=SACBase,
     doc=__doc__,  # the module docstring: the algorithm, its defaults and an example
 )
 

@@ -56,6 +56,7 @@ __all__ = [
     "critic_loss",
     "actor_loss",
     "td3_model",
+    "td3_step",
     "adam",
 ]
 
@@ -161,6 +162,12 @@ TD3 = build_policy(
 @update.dispatch
 def _(policy: TD3Base, batch: Batch, /):
     """One TD3 (or DDPG) gradient step in SB3's order (module docstring); its diagnostics."""
+    return td3_step(policy, batch)
+
+
+def td3_step(policy: TD3Base, batch: Batch) -> dict[str, float]:
+    """One TD3 gradient step on ``batch`` (what ``update(policy: TD3Base, batch)`` does; TD3+BC,
+    ``rlkit/learners/offline/td3bc.py``, calls it on its normalised batch)."""
     policy.gradient_steps += 1
     noise = torch.randn(batch["action"].shape, generator=policy.train_generator)
     batch["target_noise"] = (noise * policy.config["target_policy_noise"]).to(policy.device)

@@ -32,8 +32,13 @@ __all__ = ["offline_step", "check_offline"]
 
 
 def offline_step(policy: Any, env: AbstractOfflineEnv) -> None:
-    """One gradient step: ``update(policy, policy.offline_batch(env.sample()))``."""
-    update(policy, policy.offline_batch(env.sample()))
+    """One gradient step: ``update(policy, policy.offline_batch(env.sample()))``; a learner
+    that keeps its diagnostics per round (``end_round(n, means)``, the off-policy
+    actor-critics) gets this step's as a round of one."""
+    info = update(policy, policy.offline_batch(env.sample()))
+    end_round = getattr(policy, "end_round", None)
+    if end_round is not None:
+        end_round(1, {k: float(v) for k, v in (info or {}).items()})
 
 
 def check_offline(policy: Any, env: AbstractOfflineEnv) -> None:

@@ -1,0 +1,227 @@
+"""CQL (rlkit/learners/offline/cql.py): the conservative log-sum-exp term by hand, the
+deterministic backup, the Lagrangian multiplier, one update, checkpoints, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from pendulum_data import pendulum, random_batch
+
+import rlkit as rk
+from rlkit.learners.actor_critic import sac
+from rlkit.learners.batch import Batch
+from rlkit.learners.offline import cql
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _policy(**config):
+    return rk.CQL(pendulum(), seed=0, hidden=(16, 16), n_action_samples=3, **config)
+
+
+# ---- the conservative term by hand ----
+
+
+def test_conservative_gap_by_hand_one_critic_one_state():
+    # uniform in [-1, 1]^2 has density 1/4: Q - log(1/4); the policy's: Q - log pi
+    gap = cql.conservative_gap(
+        q_data=torch.tensor([[0.5]]),
+        q_random=torch.tensor([[[1.0]]]),
+        q_pi=torch.tensor([[[2.0]]]),
+        log_prob_pi=torch.tensor([[-1.0]]),
+        q_next_pi=torch.tensor([[[0.0]]]),
+        log_prob_next_pi=torch.tensor([[0.5]]),
+        n_actions=2,
+    )
+    expected = math.log(math.exp(1.0 + math.log(4)) + math.exp(2.0 + 1.0) + math.exp(-0.5))
+    assert gap.shape == (1,)
+    assert gap.item() == pytest.approx(expected - 0.5, rel=1e-6)
+
+
+def test_conservative_gap_is_per_critic_mean_over_states_of_all_samples():
+    q_random = torch.tensor([[[0.0, 1.0], [2.0, 0.0]], [[1.0, 1.0], [0.0, 0.0]]])  # (2, 2, 2)
+    q_pi = torch.zeros(2, 2, 2)
+    q_next = torch.full((2, 2, 2), -1.0)
+    log_pi = torch.tensor([[0.0, -1.0], [1.0, 0.0]])
+    log_next = torch.zeros(2, 2)
+    q_data = torch.tensor([[1.0, 2.0], [0.0, -1.0]])
+    gap = cql.conservative_gap(q_data, q_random, q_pi, log_pi, q_next, log_next, n_actions=1)
+    expected = []
+    for c in range(2):
+        per_state = []
+        for s in range(2):
+            terms = [q_random[c, s, i].item() - math.log(0.5) for i in range(2)]
+            terms += [q_pi[c, s, i].item() - log_pi[s, i].item() for i in range(2)]
+            terms += [q_next[c, s, i].item() - log_next[s, i].item() for i in range(2)]
+            lse = math.log(sum(math.exp(t) for t in terms))
+            per_state.append(lse - q_data[c, s].item())
+        expected.append(sum(per_state) / 2)
+    assert gap.tolist() == pytest.approx(expected, rel=1e-6)
+
+
+def test_cql_alpha_loss_by_hand():
+    policy = _policy(target_action_gap=1.0, cql_alpha=2.0)
+    batch = Batch(cql_gap=torch.tensor(3.0))
+    loss = cql.cql_alpha_loss(policy, policy.model, None, batch)
+    assert loss.item() == pytest.approx(-2.0 * 5.0 * (3.0 - 1.0), rel=1e-6)
+
+
+# ---- the critic loss ----
+
+
+def _prepared(policy, seed=0):
+    """A batch with the noise update(CQL, batch) draws."""
+    batch = random_batch(seed=seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    n = policy.config["n_action_samples"]
+    batch["pi_noise"] = torch.randn(16, 1, generator=g)
+    batch["next_noise"] = torch.randn(16, 1, generator=g)
+    batch["cql_pi_noise"] = torch.randn(16, n, 1, generator=g)
+    batch["cql_next_noise"] = torch.randn(16, n, 1, generator=g)
+    batch["cql_random"] = torch.rand(16, n, 1, generator=g) * 2 - 1
+    batch["ent_coef"] = torch.tensor(0.5)
+    return batch
+
+
+def _penalty(policy, batch):
+    model = policy.model
+    state = batch["state"]
+    pi, log_pi = cql._policy_samples(model, state, batch["cql_pi_noise"])
+    nxt, log_nxt = cql._policy_samples(model, batch["next_state"], batch["cql_next_noise"])
+    gap = cql.conservative_gap(
+        torch.stack(model.critic(state, batch["action"])),
+        cql._sampled_q(model, state, batch["cql_random"]),
+        cql._sampled_q(model, state, pi),
+        log_pi,
+        cql._sampled_q(model, state, nxt),
+        log_nxt,
+        1,
+    )
+    return gap
+
+
+def test_critic_loss_is_twice_the_deterministic_backup_td_loss_plus_the_weighted_gap():
+    policy = _policy(cql_alpha=0.5)
+    batch = _prepared(policy)
+    loss, info = cql.critic_loss(policy, policy.model, None, batch)
+    # the deterministic backup by hand: y = r + gamma (1 - d) min_i Q'_i(s', tanh(mu(s')))
+    with torch.no_grad():
+        mean, _ = policy.model.actor(batch["next_state"])
+        qn = torch.stack(policy.model.critic_target(batch["next_state"], torch.tanh(mean)))
+        y = batch["reward"] + 0.99 * (1 - batch["terminal"]) * qn.min(0).values
+        qs = policy.model.critic(batch["state"], batch["action"])
+        td = sum(((q - y) ** 2).mean() for q in qs)
+        gap = _penalty(policy, batch)
+    assert info["td_loss"] == pytest.approx(td.item(), rel=1e-5)
+    assert loss.item() == pytest.approx((td + 0.5 * 5.0 * gap.sum()).item(), rel=1e-5)
+    assert info["cql_gap"] == pytest.approx(gap.mean().item(), rel=1e-5)
+
+
+def test_deterministic_backup_ignores_the_entropy_term_soft_backup_uses_it():
+    for soft in (False, True):
+        policy = _policy(soft_q_backup=soft)
+        batch = _prepared(policy)
+        a = cql.critic_loss(policy, policy.model, None, batch)[0].item()
+        batch["ent_coef"] = torch.tensor(3.0)
+        batch["next_noise"] = batch["next_noise"] + 1.0
+        b = cql.critic_loss(policy, policy.model, None, batch)[0].item()
+        assert (a == b) is not soft
+
+
+def test_soft_backup_td_term_is_sacs_critic_loss_doubled():
+    policy = _policy(soft_q_backup=True, conservative_weight=0.0)
+    batch = _prepared(policy)
+    loss, _ = cql.critic_loss(policy, policy.model, None, batch)
+    sac_loss, _ = sac.critic_loss(policy, policy.model, None, batch)
+    assert loss.item() == pytest.approx(2 * sac_loss.item(), rel=1e-6)
+
+
+# ---- update(CQL, batch) ----
+
+
+def _parameters(policy):
+    return {k: v.detach().clone() for k, v in policy.model.state_dict().items()}
+
+
+def test_one_update_moves_every_network_and_keeps_them_finite():
+    policy = _policy()
+    before = _parameters(policy)
+    info = rk.update(policy, random_batch())
+    after = _parameters(policy)
+    for name in ("actor.mu.weight", "critic.qs.0.0.weight", "critic.qs.1.0.weight", "log_ent_coef"):
+        assert not torch.equal(before[name], after[name]), name
+    assert all(torch.isfinite(v).all() for v in after.values())
+    assert policy.gradient_steps == 1
+    # the target critic moved by tau towards the updated critic
+    tau = policy.config["tau"]
+    target, source = "critic_target.qs.0.0.weight", "critic.qs.0.0.weight"
+    expected = (1 - tau) * before[target] + tau * after[source]
+    assert torch.allclose(after["critic_target.qs.0.0.weight"], expected, atol=1e-7)
+    assert {"cql_gap", "td_loss", "critic_loss", "actor_loss", "ent_coef"} <= set(info)
+    assert info["cql_alpha"] == 1.0
+
+
+def test_fixed_alpha_has_no_multiplier_the_lagrangian_learns_it_towards_the_target_gap():
+    assert "cql_alpha" not in _policy().optimizer and _policy().model.log_cql_alpha is None
+    low = _policy(target_action_gap=-100.0)  # the gap is far above: alpha grows
+    high = _policy(target_action_gap=100.0)  # far below: alpha shrinks
+    for policy in (low, high):
+        assert "cql_alpha" in policy.optimizer
+        for seed in range(3):
+            rk.update(policy, random_batch(seed=seed))
+    assert low.model.log_cql_alpha.item() > 0.0 > high.model.log_cql_alpha.item()
+
+
+def test_state_dict_round_trip_continues_bit_exactly():
+    a = _policy(target_action_gap=5.0)
+    for seed in range(2):
+        rk.update(a, random_batch(seed=seed))
+    b = rk.CQL(pendulum(), seed=7, hidden=(16, 16), n_action_samples=3, target_action_gap=5.0)
+    b.load_state_dict(a.state_dict())
+    ia, ib = rk.update(a, random_batch(seed=5)), rk.update(b, random_batch(seed=5))
+    assert ia == ib
+    for (k, va), vb in zip(_parameters(a).items(), _parameters(b).values(), strict=True):
+        assert torch.equal(va, vb), k
+
+
+def test_a_checkpoint_of_a_fixed_alpha_policy_is_refused_by_a_lagrangian_one():
+    trained = _policy()
+    rk.update(trained, random_batch())
+    state = trained.state_dict()
+    other = _policy(target_action_gap=1.0)
+    before = _parameters(other)
+    with pytest.raises((ValueError, RuntimeError)):
+        other.load_state_dict(state)
+    assert all(torch.equal(v, before[k]) for k, v in _parameters(other).items())
+
+
+def test_greedy_acts_with_the_squashed_mean_in_the_bounds():
+    policy = _policy()
+    obs = torch.tensor([[1.0, 0.0, 0.5]])
+    with torch.no_grad():
+        expected = 2.0 * torch.tanh(policy.model.actor(obs)[0]).item()
+    assert policy.predict([1.0, 0.0, 0.5])[0] == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"n_action_samples": 0}, "n_action_samples"),
+        ({"conservative_weight": -1.0}, "conservative_weight"),
+        ({"cql_alpha": 0.0}, "cql_alpha"),
+        ({"target_action_gap": "ten"}, "target_action_gap"),
+        ({"soft_q_backup": "yes"}, "soft_q_backup"),
+        ({"actor_lr": 0.0}, "actor_lr"),
+    ],
+)
+def test_bad_hyperparameters_name_cql_and_the_value(config, message):
+    with pytest.raises((TypeError, ValueError), match=f"CQL.*{message}"):
+        rk.CQL(pendulum(), seed=0, **config)
