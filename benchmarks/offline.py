@@ -252,10 +252,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--venv", type=Path, default=VENV)
     parser.add_argument("--no-d3rlpy", action="store_true", help="rlkit's side only")
     parser.add_argument("--profile", choices=list(ALGOS), help="profile rlkit's updates only")
+    parser.add_argument("--json", type=Path, help="also write the per-seed results there")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", metavar="JSON",
+        help="only print the summary of the --json files of runs made in parallel",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps must be a positive integer, got {args.steps}")
     torch.set_num_threads(args.threads)
+    if args.merge:
+        merged: dict[str, dict[str, list[dict]]] = {}
+        for path in args.merge:
+            for algo, sides in json.loads(path.read_text()).items():
+                for side, runs in sides.items():
+                    merged.setdefault(algo, {}).setdefault(side, []).extend(runs)
+        summary(merged, float(rk.Dataset.load(args.data).episode_returns().mean()))
+        return
     if not args.data.exists():
         make_dataset(args.data, args.sac_steps, args.collect_steps)
     dataset = rk.Dataset.load(args.data)
@@ -293,6 +306,8 @@ def main(argv: list[str] | None = None) -> None:
                     f"cpu {theirs['cpu']:6.1f} s | wall ratio {ours['wall'] / theirs['wall']:.2f}"
                 )
             print(line, flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results))
     summary(results, float(dataset.episode_returns().mean()))
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
