@@ -76,7 +76,7 @@ def make_algo(job: dict) -> Any:
     import d3rlpy
 
     hp = dict(job["hyperparameters"])
-    if job["algo"] != "discrete_cql" and "action_low" in job:
+    if "action_low" in job:
         hp["action_scaler"] = d3rlpy.preprocessing.MinMaxActionScaler(
             minimum=np.asarray(job["action_low"], np.float32),
             maximum=np.asarray(job["action_high"], np.float32),
@@ -96,8 +96,6 @@ def make_algo(job: dict) -> Any:
             ("actor_encoder_factory", "critic_encoder_factory"),
         ),
         "bc": (d3rlpy.algos.BCConfig, ("encoder_factory",)),
-        "discrete_bc": (d3rlpy.algos.DiscreteBCConfig, ("encoder_factory",)),
-        "discrete_cql": (d3rlpy.algos.DiscreteCQLConfig, ("encoder_factory",)),
     }
     config_class, encoders = configs[job["algo"]]
     for name in encoders:
