@@ -12,7 +12,7 @@
                                            (also when something raises)
 
 Nothing acts, so PreEpisode, PreAct and PostEpisode are never announced (hooks that have them
-still work: they are not called), and a stop condition must check after steps
+still work: those methods are left out of the plan), and a stop condition must check after steps
 (``rk.StopAfterNSteps(n)``: ``n`` gradient steps); one that counts only episodes is refused.
 """  # noqa: E501
 

@@ -14,13 +14,21 @@ from .checks import not_a_class
 from .dispatch import PlanStep, learning_methods, where
 from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractOfflineEnv, AbstractPolicy, stop_plan
 from .offline_plan import offline_plan
-from .stages import PRE_EXPERIMENT_STAGE, STAGES, AbstractStage
+from .stages import (
+    POST_ACT_STAGE,
+    POST_EXPERIMENT_STAGE,
+    PRE_EXPERIMENT_STAGE,
+    STAGES,
+    AbstractStage,
+)
 
 __all__ = ["CallPlan", "build_plan", "explain", "hook_plan", "evaluation_only"]
 
 # Who speaks first at each stage (docs/architecture.md, "The run loop and its stages"): the
 # hook before the policy only at PreExperiment, the policy first everywhere else.
 _HOOK_FIRST = {PRE_EXPERIMENT_STAGE}
+# The stages of an offline run (rlkit/core/offline_run.py): nothing acts, there are no episodes.
+_OFFLINE_STAGES = (PRE_EXPERIMENT_STAGE, POST_ACT_STAGE, POST_EXPERIMENT_STAGE)
 
 
 @dataclass
@@ -116,7 +124,17 @@ def build_plan(
     after_step, after_episode = (hooks.get(moment, []) for moment in CHECK_MOMENTS)
     plan.stop_step = _then(plan.stop_step, after_step, "no step check")
     plan.stop_episode = _then(plan.stop_episode, after_episode, "no episode check")
+    if isinstance(env, AbstractOfflineEnv):
+        _drop_acting(plan)
     return plan
+
+
+def _drop_acting(plan: CallPlan) -> None:
+    """An offline run announces PreExperiment, PostAct (one per gradient step) and
+    PostExperiment only: the other stages and the episode checks are not in its plan (so
+    ``rk.explain`` does not show them)."""
+    plan.stages = {s: steps for s, steps in plan.stages.items() if s in _OFFLINE_STAGES}
+    plan.stop_episode = None
 
 
 _EVALUATION_ONLY: ContextVar[bool] = ContextVar("rlkit_evaluation_only", default=False)

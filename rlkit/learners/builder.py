@@ -31,6 +31,7 @@ from .built import (
     with_updates,
 )
 from .drivers import off_policy as _off_policy  # noqa: F401 - registers the off-policy driver
+from .drivers import offline as _offline  # noqa: F401 - registers the offline driver
 from .drivers import on_policy as _on_policy  # noqa: F401 - registers the on-policy driver
 
 __all__ = [

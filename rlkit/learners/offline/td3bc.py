@@ -22,8 +22,10 @@ step before that is refused (``normalize_observations=False`` turns normalisatio
 Defaults (the paper's and d3rlpy's ``TD3PlusBCConfig``): ``lr`` 3e-4 (actor and critics),
 ``alpha`` 2.5, ``hidden`` (256, 256), ``batch_size`` 256, ``gamma`` 0.99, ``tau`` 0.005,
 ``policy_delay`` 2, ``target_policy_noise`` 0.2, ``target_noise_clip`` 0.5;
-``learning_starts`` 0. Differences from d3rlpy: none in the update (d3rlpy normalises only when
-given a ``StandardObservationScaler``; here normalisation is on by default, as in the paper).
+``learning_starts`` 0. Differences from d3rlpy: the delayed actor steps on gradient steps 2, 4,
+... (TD3's count, Stable-Baselines3's) where d3rlpy's steps on 1, 3, ...; d3rlpy normalises
+only when given a ``StandardObservationScaler``, here normalisation is on by default, as in the
+paper.
 
 Example:
     >>> import numpy as np

@@ -4,6 +4,9 @@ that do not fit."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -94,3 +97,39 @@ def test_a_policy_made_for_other_spaces_is_refused_naming_both(dataset):
     with pytest.raises(ValueError, match=r"CQL.*OfflineEnv"):
         rk.run(policy, env, rk.StopAfterNSteps(2))
     assert policy.gradient_steps == 0
+
+
+@pytest.mark.parametrize("name", ["CQL", "IQL", "TD3BC"])
+def test_save_and_load_act_the_same_with_the_normaliser(tmp_path, dataset, name):
+    pytest.importorskip("safetensors")
+    env = rk.OfflineEnv(dataset, batch_size=32, seed=0)
+    policy = _make(name, env)
+    rk.run(policy, env, rk.StopAfterNSteps(2))  # TD3BC: the normaliser from the dataset
+    rk.save(policy, tmp_path / "policy")
+    loaded = rk.load(tmp_path / "policy")
+    obs = dataset.observations[:5] * 3.0
+    assert np.array_equal(loaded.predict(obs), policy.predict(obs))
+
+
+def test_sac_learns_offline_in_a_fresh_interpreter_without_importing_the_offline_package():
+    # the offline driver is registered with the other drivers (rlkit/learners/builder.py), not
+    # only when rlkit.learners.offline is imported
+    code = (
+        "import sys, numpy as np, rlkit as rk\n"
+        "space = rk.GymEnv('Pendulum-v1').state_space\n"
+        "act = rk.GymEnv('Pendulum-v1').action_space\n"
+        "n = 40\n"
+        "ds = rk.Dataset.from_arrays(observations=np.zeros((n, 3), np.float32),\n"
+        "    actions=np.zeros((n, 1), np.float32), rewards=np.zeros(n, np.float32),\n"
+        "    terminations=np.zeros(n, bool), truncations=np.arange(n) % 20 == 19,\n"
+        "    next_observations=np.zeros((n, 3), np.float32), observation_space=space,\n"
+        "    action_space=act)\n"
+        "env = rk.OfflineEnv(ds, 8, seed=0)\n"
+        "policy = rk.SAC(env, seed=0, hidden=(8,))\n"
+        "rk.run(policy, env, rk.StopAfterNSteps(2))\n"
+        "assert 'rlkit.learners.offline' not in sys.modules\n"
+        "print(policy.gradient_steps)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "2"

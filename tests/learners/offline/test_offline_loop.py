@@ -202,8 +202,11 @@ def test_a_checkpoint_of_another_dataset_size_is_refused_and_changes_nothing():
 # ---- explain ----
 def test_explain_shows_the_driver_update_and_loss(capsys):
     env = rk.OfflineEnv(tiny_dataset(), batch_size=8, seed=0)
-    rk.explain(cql_policy(), env, None, rk.StopAfterNSteps(3))
+    rk.explain(cql_policy(), env, rk.ProgressBar(), rk.StopAfterNSteps(3))
     out = capsys.readouterr().out
+    # the stages an offline run announces; the others, and the episode check, are not shown
+    assert "PreEpisode: (nothing)" in out and "PostEpisode: (nothing)" in out
+    assert "ProgressBar.post_act" in out and "after each episode" not in out
     assert "update(DiscreteCQL, OfflineEnv, PostActStage)" in out
     assert "rlkit/learners/drivers/offline.py" in out
     assert "discrete_cql_loss" in out
