@@ -1,0 +1,316 @@
+"""Offline RL, rlkit beside d3rlpy: the same dataset file, the same hyperparameters, the same
+number of gradient steps, several seeds; deterministic returns in the real env side by side and
+the wall-time (and CPU-time) ratio rlkit / d3rlpy per algorithm.
+
+The dataset is a "medium" Pendulum one, made once by rlkit and cached (``--data``): the
+``SAC_Pendulum`` recipe trained briefly (``--sac-steps``, default 3,000 environment steps: a
+policy at a fraction of the expert's return), then its stochastic policy (nothing learning) run
+for ``--collect-steps`` transitions (whole 200-step episodes) with ``rk.DatasetRecorder``.
+
+For each algorithm and seed, interleaved (so a change in the shared machine's load touches both
+sides alike): rlkit's ``rk.CQL`` / ``rk.IQL`` / ``rk.TD3BC`` / ``rk.BC`` trained by ``rk.run``
+on an ``rk.OfflineEnv`` of the dataset for ``--steps`` gradient steps, then d3rlpy's
+``CQL`` / ``IQL`` / ``TD3PlusBC`` / ``BC`` for the same steps on the same transitions, in a
+subprocess (``offline_d3rlpy_worker.py``) of a virtualenv this script makes on first use
+(``benchmarks/.venv-d3rlpy``: ``python -m venv``, CPU torch, ``pip install d3rlpy``; d3rlpy pins
+``gymnasium==1.0.0``). Both sides use one torch thread; the time is that of building the
+algorithm and its gradient steps (not the process start, the dataset's loading or the
+evaluation). Each trained policy is evaluated on ``--eval-episodes`` deterministic episodes of
+``Pendulum-v1`` from the same initial states on both sides (``rk.evaluate`` seeded ``10_000 +
+seed``; the worker resets its env with the reset seed ``rk.evaluate`` derives from it).
+
+The hyperparameters are rlkit's defaults (d3rlpy's, see ``docs/how-to/offline-rl.md``), named
+explicitly on both sides in :data:`ALGOS`: 256-256 ReLU networks, batch 256 (BC: 100, d3rlpy's),
+gamma 0.99, tau 0.005, two critics; actions scaled from ``[-2, 2]`` to ``[-1, 1]`` (d3rlpy: a
+``MinMaxActionScaler``); TD3+BC's observations standardised (d3rlpy: a
+``StandardObservationScaler``). Where the two cannot be made the same: CQL's conservative
+``alpha`` is fixed at 1 on both sides (rlkit's default; d3rlpy's default learns it, here
+``alpha_learning_rate=0``); BC is rlkit's Gaussian negative log-likelihood (acting with the
+mean) beside d3rlpy's default deterministic BC (squared error); the order of the updates within
+a step differs as ``docs/how-to/offline-rl.md`` says. Usage::
+
+    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql iql td3bc bc]
+        [--eval-episodes 10] [--data PATH] [--no-d3rlpy] [--profile ALGO]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import rlkit as rk
+from rlkit.core.seeding import int_seed, spawn_seeds
+
+HERE = Path(__file__).resolve().parent
+VENV = HERE / ".venv-d3rlpy"
+WORKER = HERE / "offline_d3rlpy_worker.py"
+DEFAULT_DATA = HERE / ".offline-data" / "pendulum_medium.npz"
+ENV_ID = "Pendulum-v1"
+TORCH_VERSION = "2.13.0"  # the CPU wheel, as .ci/run installs it
+
+_COMMON = {"gamma": 0.99, "tau": 0.005, "hidden": (256, 256)}
+_D3_COMMON = {"gamma": 0.99, "tau": 0.005, "hidden": (256, 256), "n_critics": 2}
+
+# name: (rlkit class, rlkit kwargs, batch size, d3rlpy algorithm, d3rlpy config kwargs)
+ALGOS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
+    "cql": (
+        "CQL",
+        {**_COMMON, "lr": 3e-4, "actor_lr": 1e-4, "conservative_weight": 5.0,
+         "n_action_samples": 10, "cql_alpha": 1.0, "soft_q_backup": False},
+        256,
+        {**_D3_COMMON, "critic_learning_rate": 3e-4, "actor_learning_rate": 1e-4,
+         "temp_learning_rate": 1e-4, "initial_temperature": 1.0, "initial_alpha": 1.0,
+         "alpha_learning_rate": 0.0, "conservative_weight": 5.0, "n_action_samples": 10,
+         "soft_q_backup": False, "batch_size": 256},
+    ),
+    "iql": (
+        "IQL",
+        {**_COMMON, "lr": 3e-4, "actor_lr": 3e-4, "expectile": 0.7, "beta": 3.0,
+         "max_weight": 100.0},
+        256,
+        {**_D3_COMMON, "critic_learning_rate": 3e-4, "actor_learning_rate": 3e-4,
+         "expectile": 0.7, "weight_temp": 3.0, "max_weight": 100.0, "batch_size": 256},
+    ),
+    "td3bc": (
+        "TD3BC",
+        {**_COMMON, "lr": 3e-4, "alpha": 2.5, "policy_delay": 2, "target_policy_noise": 0.2,
+         "target_noise_clip": 0.5, "normalize_observations": True},
+        256,
+        {**_D3_COMMON, "critic_learning_rate": 3e-4, "actor_learning_rate": 3e-4,
+         "alpha": 2.5, "update_actor_interval": 2, "target_smoothing_sigma": 0.2,
+         "target_smoothing_clip": 0.5, "standard_observation_scaler": True, "batch_size": 256},
+    ),
+    "bc": (
+        "BC",
+        {"lr": 1e-3, "hidden": (256, 256)},
+        100,
+        {"learning_rate": 1e-3, "hidden": (256, 256), "policy_type": "deterministic",
+         "batch_size": 100},
+    ),
+}  # fmt: skip
+
+
+# ---- the dataset ----
+
+
+def make_dataset(path: Path, sac_steps: int, collect_steps: int) -> None:
+    """Train ``SAC_Pendulum`` for ``sac_steps`` and record ``collect_steps`` transitions of its
+    stochastic policy into ``path`` (``rk.DatasetRecorder``)."""
+    print(f"making {path}: SAC_Pendulum for {sac_steps} steps, then {collect_steps} transitions")
+    experiment = rk.make_experiment("SAC_Pendulum", seed=0, total_steps=sac_steps)
+    rk.run(experiment)
+    policy = experiment.policy.policy  # the SAC policy, outside its Agent: nothing learns
+    path.parent.mkdir(parents=True, exist_ok=True)
+    description = f"SAC_Pendulum (seed 0) after {sac_steps} steps, stochastic"
+    recorder = rk.DatasetRecorder(path, seed=0, policy_description=description)
+    with warnings.catch_warnings():  # "nothing will be learned": collecting, as intended
+        warnings.simplefilter("ignore", UserWarning)
+        rk.run(policy, rk.GymEnv(ENV_ID, seed=1), rk.StopAfterNSteps(collect_steps), recorder)
+
+
+def describe(dataset: rk.Dataset) -> str:
+    returns = dataset.episode_returns()
+    return (
+        f"{len(dataset)} transitions, {dataset.n_episodes} episodes, return mean "
+        f"{returns.mean():.1f} std {returns.std():.1f} min {returns.min():.1f} max "
+        f"{returns.max():.1f} ({dataset.policy_description})"
+    )
+
+
+# ---- rlkit ----
+
+
+def rlkit_policy(algo: str, seed: int) -> tuple[Any, int]:
+    name, kwargs, batch_size, _ = ALGOS[algo]
+    return getattr(rk, name)(rk.GymEnv(ENV_ID), seed=seed, **kwargs), batch_size
+
+
+def rlkit_seed(algo: str, dataset: rk.Dataset, seed: int, steps: int, n_eval: int) -> dict:
+    """Train rlkit's ``algo`` for ``steps`` gradient steps; times and evaluation returns."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    policy, batch_size = rlkit_policy(algo, seed)
+    rk.run(policy, rk.OfflineEnv(dataset, batch_size, seed=seed), rk.StopAfterNSteps(steps))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    result = rk.evaluate(policy, rk.GymEnv(ENV_ID), n_eval, seed=10_000 + seed)
+    return {"wall": wall, "cpu": cpu, "returns": list(result.returns)}
+
+
+# ---- d3rlpy ----
+
+
+def ensure_venv(venv: Path) -> Path:
+    """The virtualenv's python, made on first use (CPU torch first, then d3rlpy)."""
+    python = venv / "bin" / "python"
+    probe = [str(python), "-c", "import d3rlpy"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    print(f"making {venv} (python -m venv; torch=={TORCH_VERSION}, d3rlpy): a few minutes")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, f"torch=={TORCH_VERSION}"], check=True)
+    subprocess.run([*pip, "d3rlpy"], check=True)
+    return python
+
+
+def d3rlpy_seed(
+    python: Path, algo: str, data: Path, seed: int, steps: int, n_eval: int, threads: int
+) -> dict:
+    """Train d3rlpy's ``algo`` in the virtualenv's worker; its JSON result."""
+    space = rk.GymEnv(ENV_ID).action_space
+    job = {
+        "dataset": str(data),
+        "algo": algo,
+        "hyperparameters": ALGOS[algo][3],
+        "steps": steps,
+        "seed": seed,
+        "threads": threads,
+        "env_id": ENV_ID,
+        "reset_seed": int_seed(spawn_seeds(10_000 + seed, 2)[0]),  # rk.evaluate's env seed
+        "n_episodes": n_eval,
+        "action_low": space.low.tolist(),
+        "action_high": space.high.tolist(),
+    }
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run(
+        [str(python), str(WORKER)], input=json.dumps(job), capture_output=True, text=True,
+        env=env, check=False,
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"the d3rlpy worker failed on {algo} seed {seed}:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ---- report ----
+
+
+def _mean_std(values: list[float]) -> str:
+    return f"{np.mean(values):8.1f} ± {np.std(values):5.1f}"
+
+
+def summary(results: dict[str, dict[str, list[dict]]], dataset_mean: float) -> None:
+    print(
+        f"\nsummary (mean over seeds of each seed's mean return; dataset mean {dataset_mean:.1f})"
+    )
+    header = (
+        f"{'algo':6} {'rlkit return':>17} {'d3rlpy return':>17} {'d3rlpy seeds':>19} "
+        f"{'within/better':>13} {'wall rlkit/d3':>13} {'cpu rlkit/d3':>12}"
+    )
+    print(header)
+    for algo, sides in results.items():
+        ours = [float(np.mean(r["returns"])) for r in sides["rlkit"]]
+        line = f"{algo:6} {_mean_std(ours):>17}"
+        theirs = [float(np.mean(r["returns"])) for r in sides.get("d3rlpy", [])]
+        if theirs:
+            wall = sum(r["wall"] for r in sides["rlkit"]) / sum(r["wall"] for r in sides["d3rlpy"])
+            cpu = sum(r["cpu"] for r in sides["rlkit"]) / sum(r["cpu"] for r in sides["d3rlpy"])
+            ok = "yes" if np.mean(ours) >= min(theirs) else "no"
+            spread = f"[{min(theirs):.1f}, {max(theirs):.1f}]"
+            line += f" {_mean_std(theirs):>17} {spread:>19} {ok:>13} {wall:13.2f} {cpu:12.2f}"
+        print(line, flush=True)
+
+
+def profile(algo: str, dataset: rk.Dataset, steps: int) -> None:
+    """cProfile ``steps`` gradient steps of rlkit's ``algo`` (after 20 warm-up steps)."""
+    policy, batch_size = rlkit_policy(algo, 0)
+    env = rk.OfflineEnv(dataset, batch_size, seed=0)
+    rk.run(policy, env, rk.StopAfterNSteps(20))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    rk.run(policy, env, rk.StopAfterNSteps(steps))
+    profiler.disable()
+    stream = io.StringIO()
+    stats = pstats.Stats(profiler, stream=stream)
+    stats.sort_stats("tottime").print_stats(25)
+    print(f"\ncProfile of {steps} rlkit {algo} gradient steps (by own time):")
+    print(stream.getvalue())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=3000, help="gradient steps per run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--algos", nargs="+", default=list(ALGOS), choices=list(ALGOS))
+    parser.add_argument("--eval-episodes", type=int, default=10)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the .npz dataset")
+    parser.add_argument("--sac-steps", type=int, default=3000)
+    parser.add_argument("--collect-steps", type=int, default=10_000)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--venv", type=Path, default=VENV)
+    parser.add_argument("--no-d3rlpy", action="store_true", help="rlkit's side only")
+    parser.add_argument("--profile", choices=list(ALGOS), help="profile rlkit's updates only")
+    parser.add_argument("--json", type=Path, help="also write the per-seed results there")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", metavar="JSON",
+        help="only print the summary of the --json files of runs made in parallel",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error(f"--steps must be a positive integer, got {args.steps}")
+    torch.set_num_threads(args.threads)
+    if args.merge:
+        merged: dict[str, dict[str, list[dict]]] = {}
+        for path in args.merge:
+            for algo, sides in json.loads(path.read_text()).items():
+                for side, runs in sides.items():
+                    merged.setdefault(algo, {}).setdefault(side, []).extend(runs)
+        summary(merged, float(rk.Dataset.load(args.data).episode_returns().mean()))
+        return
+    if not args.data.exists():
+        make_dataset(args.data, args.sac_steps, args.collect_steps)
+    dataset = rk.Dataset.load(args.data)
+    print(f"dataset {args.data}: {describe(dataset)}")
+    if args.profile:
+        profile(args.profile, dataset, min(args.steps, 300))
+        return
+    python = None if args.no_d3rlpy else ensure_venv(args.venv)
+    print(
+        f"python {platform.python_version()}, torch {torch.__version__}, {args.threads} torch "
+        f"thread(s), {args.steps} gradient steps, seeds {args.seeds}, {args.eval_episodes} "
+        f"deterministic evaluation episodes; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores at the start",
+        flush=True,
+    )
+    results: dict[str, dict[str, list[dict]]] = {}
+    for algo in args.algos:
+        sides = results.setdefault(algo, {"rlkit": []})
+        for seed in args.seeds:
+            ours = rlkit_seed(algo, dataset, seed, args.steps, args.eval_episodes)
+            sides["rlkit"].append(ours)
+            line = (
+                f"{algo:6} seed {seed}: rlkit  return {np.mean(ours['returns']):8.1f} "
+                f"(std {np.std(ours['returns']):6.1f}) wall {ours['wall']:6.1f} s "
+                f"cpu {ours['cpu']:6.1f} s"
+            )
+            if python is not None:
+                theirs = d3rlpy_seed(
+                    python, algo, args.data, seed, args.steps, args.eval_episodes, args.threads
+                )
+                sides.setdefault("d3rlpy", []).append(theirs)
+                line += (
+                    f" | d3rlpy {theirs['d3rlpy']} return {np.mean(theirs['returns']):8.1f} "
+                    f"(std {np.std(theirs['returns']):6.1f}) wall {theirs['wall']:6.1f} s "
+                    f"cpu {theirs['cpu']:6.1f} s | wall ratio {ours['wall'] / theirs['wall']:.2f}"
+                )
+            print(line, flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results))
+    summary(results, float(dataset.episode_returns().mean()))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
