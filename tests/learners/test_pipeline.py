@@ -12,7 +12,7 @@ import pytest
 import rlkit as rk
 
 RLKIT = Path(rk.__file__).resolve().parent
-DEEP = ("policy_gradient", "actor_critic", "value_based")
+DEEP = ("policy_gradient", "actor_critic", "value_based", "offline")
 
 
 def _sources(folder: Path):
@@ -58,12 +58,13 @@ def test_post_act_belongs_to_the_drivers():
     assert [m.split(":")[0] for m in algorithms] == ["learners/policy_gradient/es.py"]
     drivers = [m for p in _sources(RLKIT / "learners" / "drivers") for m in _post_act_methods(p)]
     assert {m.split(":")[0] for m in drivers} == {
-        "learners/drivers/on_policy.py", "learners/drivers/off_policy.py"}
+        "learners/drivers/on_policy.py", "learners/drivers/off_policy.py",
+        "learners/drivers/offline.py"}
 
 
 @pytest.mark.parametrize("name", ["VPG", "A2C", "PPO", "TRPO", "ES", "DDPG", "TD3", "SAC",
                                   "DQNLearner", "BasicDQNLearner", "PrioritizedDQNLearner",
-                                  "QRDQNLearner"])
+                                  "QRDQNLearner", "BC", "DiscreteCQL", "CQL", "IQL", "TD3BC"])
 def test_every_deep_algorithm_has_its_update(name):
     from rlkit.learners.built import update_where
 
