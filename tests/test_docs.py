@@ -72,3 +72,10 @@ def test_the_dispatch_example_picks_the_more_specific_method(capsys):
 
 def test_the_resume_example_continues_the_run_exactly(capsys):
     assert _run(_example("resume_from=folder"), capsys)[-1] == "True"
+
+
+def test_the_offline_dataset_example_prints_what_the_page_shows(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the example writes cartpole-random.npz
+    page = DOCS / "how-to" / "offline-datasets.md"
+    shown = re.search(r"prints\n\n```\n(.*?)```", page.read_text(), flags=re.S).group(1)
+    assert _run(_example("rk.DatasetRecorder("), capsys) == shown.strip().splitlines()

@@ -7,6 +7,7 @@ rlkit run DQN_CartPole --steps 20000 --set lr=1e-3 --set hidden=64 --threads 1
 rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # logs, checkpoints there
 rlkit resume runs/dqn                                               # continue after a crash
 rlkit plot runs/dqn                                                 # runs/dqn/learning_curve.png
+rlkit collect runs/dqn --steps 10000 --epsilon 0.1 --out data.npz   # an offline dataset
 """
 
 from __future__ import annotations
@@ -130,9 +131,11 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
     plot.add_argument("run_dir", type=Path, help="the run directory of 'rlkit run'")
     plot.add_argument("--output", type=Path, default=None, help="the PNG file to write")
     plot.set_defaults(func=_plot)
+    from .collect import add_parser as add_collect
     from .enjoy import add_parser as add_enjoy
 
     add_enjoy(sub)
+    add_collect(sub)
     return parser
 
 

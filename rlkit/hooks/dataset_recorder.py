@@ -41,11 +41,13 @@ from typing import Any
 import numpy as np
 
 from ..core.interfaces import AbstractHook, AbstractVectorEnv
+from ..core.spaces import space_to_json
 from ..trajectories.dataset import Dataset
 
 __all__ = ["DatasetRecorder"]
 
 _TRACES = ("obs", "action", "reward", "terminated", "truncated", "next_obs")
+_MAKE_FIELDS = ("max_episode_steps", "disable_env_checker")  # gym.make's, kept in the EnvSpec
 _LONG_REPR = 200  # a policy description longer than this is replaced by the type's name
 
 
@@ -100,6 +102,11 @@ class DatasetRecorder(AbstractHook):
         return len(rewards) * (rewards[0].shape[0] if rewards else 0)
 
     # ---- stages ----
+    def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
+        """Refuse, before the first step, an env whose spaces a dataset cannot hold."""
+        for what, space in (("observation", env.state_space), ("action", env.action_space)):
+            space_to_json(space, f"{self!r}: the env's {what} space")
+
     def pre_experiment(self, policy: Any, env: Any) -> None:
         self.spaces = (env.state_space, env.action_space)
         self.env_spec = env_spec_of(env)
@@ -226,8 +233,9 @@ def env_spec_of(env: Any) -> dict[str, Any] | None:
             spec = gym.spec(env_id)
         except gym.error.Error:
             return {"id": env_id}
-        kwargs = getattr(env, "env_kwargs", None) or {}
-        spec = dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}) if kwargs else spec
+        kwargs = dict(getattr(env, "env_kwargs", None) or {})
+        fields = {k: kwargs.pop(k) for k in _MAKE_FIELDS if k in kwargs}  # gym.make's own
+        spec = dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}, **fields)
     if spec is None:
         return None
     try:

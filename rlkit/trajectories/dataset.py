@@ -163,9 +163,36 @@ class Dataset:
         self._n = n
 
     @classmethod
-    def from_arrays(cls, **fields: Any) -> Dataset:
-        """A dataset of these arrays (the constructor's keyword arguments), checked."""
-        return cls(**fields)
+    def from_arrays(
+        cls,
+        *,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        terminations: Any,
+        truncations: Any,
+        next_observations: Any,
+        observation_space: gym.Space,
+        action_space: gym.Space,
+        env_spec: dict[str, Any] | None = None,
+        policy_description: str | None = None,
+        seed: int | None = None,
+    ) -> Dataset:
+        """A dataset of these arrays (one row per transition, in episode order), checked: the
+        same as the constructor."""
+        return cls(
+            observations=observations,
+            actions=actions,
+            rewards=rewards,
+            terminations=terminations,
+            truncations=truncations,
+            next_observations=next_observations,
+            observation_space=observation_space,
+            action_space=action_space,
+            env_spec=env_spec,
+            policy_description=policy_description,
+            seed=seed,
+        )
 
     # ---- reading ----
     def __len__(self) -> int:
