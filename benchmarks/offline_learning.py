@@ -20,7 +20,6 @@ import numpy as np
 import torch
 
 import rlkit as rk
-from rlkit.experiments import offline
 
 
 def main() -> None:
@@ -32,24 +31,28 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    for name in args.recipes:
-        means = []
-        for seed in range(args.seeds):
+    means: dict[str, list[float]] = {name: [] for name in args.recipes}
+    datasets = {}
+    for seed in range(args.seeds):  # seeds outside: a study cut short has every recipe's first
+        for name in args.recipes:
             start = time.perf_counter()
             overrides = {"total_steps": args.steps, "eval_every": args.steps,
                          "eval_episodes": args.episodes, "data_dir": args.data_dir}  # fmt: skip
             experiment = rk.make_experiment(name, seed, **overrides)
             rk.run(experiment)
             result = experiment.hook.results[-1]
-            means.append(result.mean)
+            means[name].append(result.mean)
+            datasets[name] = experiment.env.dataset
+            seconds = time.perf_counter() - start
             print(f"{name} seed {seed}: {result.mean:.1f} +- {result.std:.1f} after "
-                  f"{args.steps} gradient steps ({time.perf_counter() - start:.0f} s)", flush=True)  # fmt: skip
-        dataset = experiment.env.dataset
+                  f"{args.steps} gradient steps ({seconds:.0f} s)", flush=True)  # fmt: skip
+    for name in args.recipes:
+        dataset = datasets[name]
         behaviour = float(dataset.episode_returns().mean())
-        above = sum(m > behaviour for m in means)
-        print(f"{name}: mean over seeds {np.mean(means):.1f}; dataset ({len(dataset)} "
+        above = sum(m > behaviour for m in means[name])
+        print(f"{name}: mean over seeds {np.mean(means[name]):.1f}; dataset ({len(dataset)} "
               f"transitions, {dataset.policy_description}) mean return {behaviour:.1f}; "
-              f"{above} of {len(means)} seeds above it", flush=True)  # fmt: skip
+              f"{above} of {len(means[name])} seeds above it", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

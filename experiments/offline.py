@@ -318,7 +318,7 @@ class _Snapshots(rk.AbstractHook):
         self.evaluation = evaluation
         self.snapshots: list[tuple[int, float, Any]] = []
 
-    def __call__(self, stage: Any, policy: Any, env: Any, *args: Any) -> None:
+    def post_act(self, policy: Any, env: Any) -> None:
         results = self.evaluation.results
         if len(results) > len(self.snapshots):
             state = copy.deepcopy(_inner(policy).state_dict())
@@ -418,7 +418,10 @@ def offline_experiment(
     p.check(owner)
     data_seed, policy_seed, eval_seed = spawn_seeds(seed, 3)
     real = rk.GymEnv(env_id, seed=0)
-    policy = _policy(algorithm, real, p, int_seed(policy_seed))  # bad settings: before the data
+    try:  # bad settings are refused before any data is made
+        policy = _policy(algorithm, real, p, int_seed(policy_seed))
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{owner}: {error}") from None
     dataset = ensure_dataset(env_id, p, owner=owner)
     env = rk.OfflineEnv(dataset, batch_size=p.batch_size, seed=int_seed(data_seed))
     return rk.Experiment(
