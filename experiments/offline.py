@@ -2,7 +2,8 @@
 a dataset that the recipe makes with a bundled online recipe when it is missing.
 
 * ``BC_CartPoleExpert``: BC on 10,000 transitions of a well-trained ``DQN_CartPole`` policy.
-* ``DiscreteCQL_CartPoleMedium``: DiscreteCQL on a briefly trained ``DQN_CartPole`` policy.
+* ``DiscreteCQL_CartPoleReplay``: DiscreteCQL on the whole 10,000-step training run of
+  ``DQN_CartPole`` (its replay buffer, the kind of data Tianshou's offline CI uses).
 * ``CQL_PendulumMedium``, ``TD3BC_PendulumMedium``, ``IQL_PendulumMedium``: a briefly trained
   ``SAC_Pendulum`` policy ("medium": about half-way from a random policy's return to the
   expert's).
@@ -93,7 +94,7 @@ class DatasetSource:
 
 SOURCES = {
     "CartPole-v1": DatasetSource(
-        "CartPole-v1", "DQN_CartPole", {"expert": 50_000, "medium": 20_000, "replay": 20_000}
+        "CartPole-v1", "DQN_CartPole", {"expert": 50_000, "medium": 20_000, "replay": 10_000}
     ),
     "Pendulum-v1": DatasetSource(
         "Pendulum-v1", "SAC_Pendulum", {"expert": 5_000, "medium": 3_000, "replay": 5_000}
@@ -485,7 +486,9 @@ def _recipe(algorithm: str, env_id: str, p: OfflineParams, seed: int, fn: Any) -
 # ---- recipes ----
 
 BC_CARTPOLE_EXPERT = BCParams(total_steps=2_000, dataset="expert", eval_every=500)
-DISCRETE_CQL_CARTPOLE_MEDIUM = DiscreteCQLParams(total_steps=5_000, eval_every=1_000)
+DISCRETE_CQL_CARTPOLE_REPLAY = DiscreteCQLParams(
+    total_steps=5_000, dataset="replay", eval_every=1_000
+)
 CQL_PENDULUM_MEDIUM = CQLParams(total_steps=10_000)
 SAC_PENDULUM_RANDOM = SACParams(total_steps=10_000, dataset="random")
 CQL_PENDULUM_RANDOM = CQLParams(total_steps=10_000, dataset="random")
@@ -502,12 +505,12 @@ def BC_CartPoleExpert(seed: int = 0, p: BCParams = BC_CARTPOLE_EXPERT) -> rk.Exp
 
 
 @rk.experiment
-def DiscreteCQL_CartPoleMedium(
-    seed: int = 0, p: DiscreteCQLParams = DISCRETE_CQL_CARTPOLE_MEDIUM
+def DiscreteCQL_CartPoleReplay(
+    seed: int = 0, p: DiscreteCQLParams = DISCRETE_CQL_CARTPOLE_REPLAY
 ) -> rk.Experiment:
-    """DiscreteCQL on CartPole-v1 from a briefly trained DQN_CartPole policy's 10,000
-    transitions (5,000 gradient steps)."""
-    return _recipe("DiscreteCQL", "CartPole-v1", p, seed, DiscreteCQL_CartPoleMedium)
+    """DiscreteCQL on CartPole-v1 from the whole 10,000-step training run of DQN_CartPole (its
+    replay buffer, as Tianshou's offline CI data; 5,000 gradient steps)."""
+    return _recipe("DiscreteCQL", "CartPole-v1", p, seed, DiscreteCQL_CartPoleReplay)
 
 
 @rk.experiment

@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import torch
 from rlkit.experiments import offline
@@ -51,7 +50,7 @@ def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 def test_recipes_are_registered():
     names = rk.list_experiments()
-    for name in [*RECIPES, "DiscreteCQL_CartPoleMedium", "SAC_PendulumRandom"]:
+    for name in [*RECIPES, "DiscreteCQL_CartPoleReplay", "SAC_PendulumRandom"]:
         assert name in names
 
 
@@ -71,7 +70,7 @@ def test_every_hyperparameter_of_the_algorithm_is_a_parameter(name):
 
 def test_discrete_cql_parameters_reach_the_learner(tmp_path):
     exp = rk.make_experiment(
-        "DiscreteCQL_CartPoleMedium", 0, data_dir=str(tmp_path), alpha=0.5, gamma=0.9,
+        "DiscreteCQL_CartPoleReplay", 0, data_dir=str(tmp_path), alpha=0.5, gamma=0.9,
         target_update_interval=7, lr=1e-2, **TINY,
     )  # fmt: skip
     learner = exp.policy.learner
@@ -155,12 +154,12 @@ def test_rlkit_run_trains_offline_and_evaluates_in_the_real_env(tmp_path):
 @pytest.fixture(scope="module")
 def pendulum_data(tmp_path_factory) -> str:
     """A folder where the Pendulum recipes' medium dataset (SAC_Pendulum trained 3,000 steps,
-    the snapshot half-way between a random policy's return and the best, 5,000 transitions)
+    the snapshot half-way between a random policy's return and the best, 10,000 transitions)
     is made once for the module."""
     return str(tmp_path_factory.mktemp("pendulum-data"))
 
 
-PENDULUM = {"dataset_size": 5_000, "total_steps": 2_500, "eval_every": 2_500}
+PENDULUM = {"total_steps": 2_500, "eval_every": 2_500}  # as benchmarks/offline_learning.py
 
 
 def final_and_behaviour(exp: rk.Experiment) -> tuple[float, float]:
@@ -189,9 +188,8 @@ def test_bc_matches_its_expert_dataset_within_ten_percent(tmp_path):
 @pytest.mark.slow
 def test_discrete_cql_reaches_170_within_5000_updates(tmp_path):
     exp = rk.make_experiment(
-        "DiscreteCQL_CartPoleMedium", 0, data_dir=str(tmp_path), source_steps=10_000,
-        dataset_size=5_000, total_steps=5_000, eval_every=5_000,
+        "DiscreteCQL_CartPoleReplay", 0, data_dir=str(tmp_path), total_steps=5_000,
+        eval_every=5_000,
     )  # fmt: skip
     final, behaviour = final_and_behaviour(exp)
-    assert final >= 170, (final, behaviour)
-    assert np.isfinite(behaviour)
+    assert behaviour < 170 <= final, (final, behaviour)
