@@ -28,7 +28,7 @@ whole training run, ``source_steps`` transitions), ``source_steps`` (the environ
 source recipe trains) and ``dataset_seed`` (the dataset's own seed, apart from the recipe's
 ``seed``, so the seeds of a study learn from one dataset). It is cached as an ``.npz`` file in
 ``data_dir``, else ``$RLKIT_DATA_DIR``, else ``~/.cache/rlkit/datasets``, under a name made of
-all four (``Pendulum-v1-medium-SAC_Pendulum-2000-n10000-seed0.npz``), written atomically by
+all four (``Pendulum-v1-medium-SAC_Pendulum-3000-n10000-seed0.npz``), written atomically by
 ``rk.DatasetRecorder``; the file keeps how it was made (``policy_description``) and its seed.
 Making it trains the source recipe with a progress bar on standard error; later runs load it.
 
@@ -36,10 +36,9 @@ Each run evaluates the greedy policy in the real environment every ``eval_every`
 (``rk.EvaluationHook``, ``eval_episodes`` episodes).
 
 Example:
-    >>> import rlkit as rk
-    >>> params = rk.recipe_parameters("CQL_PendulumMedium")
-    >>> params["total_steps"].default, params["conservative_weight"].default
-    (10000, 5.0)
+    >>> p = CQL_PENDULUM_MEDIUM
+    >>> p.total_steps, p.conservative_weight, p.dataset, sorted(p.algorithm_config())[:3]
+    (10000, 5.0, 'medium', ['actor_lr', 'alpha_lr', 'conservative_weight'])
 """
 
 from __future__ import annotations
@@ -283,7 +282,7 @@ def dataset_path(env_id: str, params: OfflineParams) -> Path:
 
     Example:
         >>> dataset_path("Pendulum-v1", CQLParams(total_steps=1, data_dir="d")).name
-        'Pendulum-v1-medium-SAC_Pendulum-2000-n10000-seed0.npz'
+        'Pendulum-v1-medium-SAC_Pendulum-3000-n10000-seed0.npz'
     """
     source = SOURCES[env_id]
     steps = _source_steps(source, params)
