@@ -78,4 +78,5 @@ def test_the_offline_dataset_example_prints_what_the_page_shows(capsys, tmp_path
     monkeypatch.chdir(tmp_path)  # the example writes cartpole-random.npz
     page = DOCS / "how-to" / "offline-datasets.md"
     shown = re.search(r"prints\n\n```\n(.*?)```", page.read_text(), flags=re.S).group(1)
-    assert _run(_example('rk.DatasetRecorder("cartpole-random.npz"'), capsys) == shown.strip().splitlines()
+    example = _example('rk.DatasetRecorder("cartpole-random.npz"')
+    assert _run(example, capsys) == shown.strip().splitlines()
