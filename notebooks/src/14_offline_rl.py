@@ -199,8 +199,8 @@ save(fig, 2)
 # steps): both beat the random data they learn from, and here plain SAC is *not* the one that
 # fails: uniformly random actions cover Pendulum's one-dimensional action space everywhere, so
 # no action is unseen and the maximum has nothing to over-estimate, while CQL's penalty
-# (`conservative_weight=5`) holds its values down and slows it (seeds 0 and 1: SAC -370 and
-# -291, CQL -891). The conservative term pays off where the data leave actions out, as the
+# (`conservative_weight=5`) holds its values down and slows it (seeds 0, 1, 2: SAC -370, -291,
+# -372; CQL -891, -985, -788). The conservative term pays off where the data leave actions out, as the
 # cautious walker's did; on Pendulum that is a narrow dataset such as `CQL_PendulumMedium`'s.
 
 # %%
