@@ -200,8 +200,9 @@ save(fig, 2)
 # fails: uniformly random actions cover Pendulum's one-dimensional action space everywhere, so
 # no action is unseen and the maximum has nothing to over-estimate, while CQL's penalty
 # (`conservative_weight=5`) holds its values down and slows it (seeds 0, 1, 2: SAC -370, -291,
-# -372; CQL -891, -985, -788). The conservative term pays off where the data leave actions out, as the
-# cautious walker's did; on Pendulum that is a narrow dataset such as `CQL_PendulumMedium`'s.
+# -372; CQL -891, -985, -788). The conservative term pays off where the data leave actions
+# out, as the cautious walker's did; on Pendulum that is a narrow dataset such as
+# `CQL_PendulumMedium`'s.
 
 # %%
 for results in runs.values():
