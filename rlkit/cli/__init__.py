@@ -154,14 +154,15 @@ def _recipe_help(argv: list[str]) -> str | None:
     """The parameters of the recipe named in ``rlkit run NAME --help``, for its help text."""
     if len(argv) < 3 or argv[0] != "run" or not {"-h", "--help"} & set(argv):
         return None
-    from ..core.experiment import UnknownExperimentError, recipe_parameters
+    from ..core.experiment import UnknownExperimentError, recipe_parameters, recipe_steps_unit
 
     try:
         params = recipe_parameters(argv[1])
     except UnknownExperimentError:
         return None
+    unit = recipe_steps_unit(argv[1])
     steps = (
-        "--steps sets total_steps"
+        "--steps sets total_steps" + (f", counted in {unit}" if unit else "")
         if "total_steps" in params
         else f"it counts {_budget_name(params)}, not steps: --set {_budget_name(params)}=N"
     )

@@ -230,6 +230,19 @@ def recipe_parameters(name: str) -> dict[str, RecipeParameter]:
     }
 
 
+def recipe_steps_unit(name: str) -> str | None:
+    """What a recipe's ``total_steps`` counts when it is not environment steps (the
+    ``STEPS_UNIT`` class variable of its parameters' dataclass, e.g. the offline recipes'
+    "gradient steps"); None for environment steps.
+
+    Example:
+        >>> recipe_steps_unit("DQN_CartPole") is None
+        True
+    """
+    _, params = _params_dataclass(_recipe(name))
+    return getattr(type(params), "STEPS_UNIT", None) if params is not None else None
+
+
 def _type_hints(obj: Any) -> dict[str, Any]:
     try:
         return typing.get_type_hints(obj)

@@ -33,6 +33,7 @@ EXPECTED = [
     "11_eligibility_traces",
     "12_policy_gradient",
     "13_deep_learners",
+    "14_offline_rl",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
 

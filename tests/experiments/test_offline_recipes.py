@@ -1,0 +1,194 @@
+"""Offline recipes (experiments/offline.py): registration, every hyperparameter of the algorithm
+as a parameter, the dataset made when missing (cached, recorded with its seed and recipe,
+progress shown) and reused, bad settings refused before any data is made, ``rlkit run`` and
+``--help``, and learning from the recipes' own datasets within Tianshou's budgets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from rlkit.experiments import offline
+
+import rlkit as rk
+from rlkit.core.experiment import recipe_parameters
+from rlkit.learners.offline.bc import BC_DEFAULTS
+from rlkit.learners.offline.cql import CQL_DEFAULTS
+from rlkit.learners.offline.iql import IQL_DEFAULTS
+from rlkit.learners.offline.td3bc import TD3BC_DEFAULTS
+
+RECIPES = {
+    "BC_CartPoleExpert": BC_DEFAULTS,
+    "CQL_PendulumMedium": CQL_DEFAULTS,
+    "CQL_PendulumRandom": CQL_DEFAULTS,
+    "IQL_PendulumMedium": IQL_DEFAULTS,
+    "IQL_PendulumMediumReplay": IQL_DEFAULTS,
+    "TD3BC_PendulumMedium": TD3BC_DEFAULTS,
+}
+#: settings of an online run that an offline one has no use for
+ONLINE_ONLY = {"buffer_size", "learning_starts", "train_freq", "gradient_steps", "action_noise"}
+
+#: small datasets for the fast tests (a random policy's: no training)
+TINY = {"dataset": "random", "dataset_size": 400, "eval_every": 10, "eval_episodes": 1}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "rlkit.cli", *args], capture_output=True, text=True, **kwargs
+    )
+
+
+def test_recipes_are_registered():
+    names = rk.list_experiments()
+    for name in [*RECIPES, "DiscreteCQL_CartPoleReplay", "SAC_PendulumRandom"]:
+        assert name in names
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_every_hyperparameter_of_the_algorithm_is_a_parameter(name):
+    params = recipe_parameters(name)
+    for key, default in RECIPES[name].items():
+        if key in ONLINE_ONLY:
+            assert key not in params
+            continue
+        assert key in params, key
+        if key not in ("batch_size",):
+            assert params[key].default == default, (key, params[key].default, default)
+    for key in ("lr", "hidden", "total_steps", "device", "batch_size", "dataset_size"):
+        assert key in params
+
+
+def test_discrete_cql_parameters_reach_the_learner(tmp_path):
+    exp = rk.make_experiment(
+        "DiscreteCQL_CartPoleReplay", 0, data_dir=str(tmp_path), alpha=0.5, gamma=0.9,
+        target_update_interval=7, lr=1e-2, **TINY,
+    )  # fmt: skip
+    learner = exp.policy.learner
+    assert (learner.alpha, learner.gamma, learner.target.sync_every) == (0.5, 0.9, 7)
+    optimizer = learner.approximator.optimizer
+    assert optimizer.param_groups[0]["lr"] == 1e-2
+
+
+def test_the_dataset_is_made_once_cached_and_records_its_recipe(tmp_path, capsys):
+    exp = rk.make_experiment("CQL_PendulumRandom", 3, data_dir=str(tmp_path), **TINY)
+    made = capsys.readouterr().err
+    path = tmp_path / "Pendulum-v1-random-RandomPolicy-n400-seed0.npz"
+    assert f"making the dataset {path}" in made and "400/400" in made  # progress shown
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # written atomically: no leftover
+    dataset = rk.Dataset.load(path)
+    assert len(dataset) == 400 and dataset.seed == 0
+    assert "uniformly random actions" in dataset.policy_description
+    assert exp.env.dataset.observations.tobytes() == dataset.observations.tobytes()
+    assert exp.params["dataset_seed"] == 0
+    before = path.stat().st_mtime_ns
+    rk.make_experiment("SAC_PendulumRandom", 1, data_dir=str(tmp_path), **TINY)
+    assert "making the dataset" not in capsys.readouterr().err
+    assert path.stat().st_mtime_ns == before
+    rk.make_experiment("CQL_PendulumRandom", 3, data_dir=str(tmp_path), dataset_seed=1, **TINY)
+    assert (tmp_path / "Pendulum-v1-random-RandomPolicy-n400-seed1.npz").exists()
+
+
+def test_the_data_dir_defaults_to_the_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLKIT_DATA_DIR", str(tmp_path / "data"))
+    params = offline.CQLParams(total_steps=1, dataset="random", dataset_size=400)
+    assert offline.data_dir(params) == tmp_path / "data"
+    monkeypatch.delenv("RLKIT_DATA_DIR")
+    assert offline.data_dir(params) == offline.Path.home() / ".cache" / "rlkit" / "datasets"
+
+
+def test_a_medium_dataset_comes_from_the_snapshot_half_way_to_the_best():
+    shots = [(100, -1500.0, "a"), (200, -1100.0, "b"), (300, -700.0, "c"), (400, -150.0, "d")]
+    assert offline.choose_snapshot(shots, "expert", -1214.0)[2] == "d"
+    # half-way between -1214 and -150 is -682: the snapshot at step 300
+    assert offline.choose_snapshot(shots, "medium", -1214.0)[2] == "c"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"dataset": "good"}, "dataset must be one of 'expert', 'medium', 'replay', 'random'"),
+        ({"dataset_size": 0}, "dataset_size must be a positive integer, got 0"),
+        ({"conservative_weight": float("nan")}, "conservative_weight"),
+    ],
+)
+def test_bad_settings_are_refused_before_any_data_is_made(tmp_path, override, message):
+    with pytest.raises(ValueError, match="CQL_PendulumMedium") as error:
+        rk.make_experiment("CQL_PendulumMedium", 0, data_dir=str(tmp_path), **override)
+    assert message in str(error.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_rlkit_run_help_says_total_steps_counts_gradient_steps():
+    result = cli("run", "CQL_PendulumMedium", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--steps sets total_steps, counted in gradient steps" in result.stdout
+    assert "conservative_weight: float" in result.stdout
+
+
+def test_rlkit_run_trains_offline_and_evaluates_in_the_real_env(tmp_path):
+    result = cli(
+        "run", "TD3BC_PendulumMedium", "--steps", "20",
+        "--set", "dataset=random", "--set", "dataset_size=400", "--set", f"data_dir={tmp_path}",
+        "--set", "eval_every=10", "--set", "eval_episodes=1", "--out", str(tmp_path / "runs"),
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "making the dataset" in result.stderr
+    assert "done: 20 of 20 steps" in result.stdout
+    assert "greedy evaluation (1 episodes, 2 times)" in result.stdout
+
+
+# ---- learning (Tianshou's offline CI budgets) ----
+
+
+@pytest.fixture(scope="module")
+def pendulum_data(tmp_path_factory) -> str:
+    """A folder where the Pendulum recipes' medium dataset (SAC_Pendulum trained 3,000 steps,
+    the snapshot half-way between a random policy's return and the best, 10,000 transitions)
+    is made once for the module."""
+    return str(tmp_path_factory.mktemp("pendulum-data"))
+
+
+PENDULUM = {"total_steps": 2_500, "eval_every": 2_500}  # as benchmarks/offline_learning.py
+
+
+def final_and_behaviour(exp: rk.Experiment) -> tuple[float, float]:
+    rk.run(exp)
+    return exp.hook.results[-1].mean, float(exp.env.dataset.episode_returns().mean())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["CQL_PendulumMedium", "TD3BC_PendulumMedium"])
+def test_pendulum_medium_reaches_minus_1200_within_2500_updates(pendulum_data, name):
+    exp = rk.make_experiment(name, 0, data_dir=pendulum_data, **PENDULUM)
+    final, behaviour = final_and_behaviour(exp)
+    assert final >= -1200, (final, behaviour)
+
+
+@pytest.mark.slow
+def test_bc_matches_its_expert_dataset_within_ten_percent(tmp_path):
+    """The recipe's own expert dataset (DQN_CartPole's best policy of 50,000 steps: its
+    training is most of this test's minutes)."""
+    exp = rk.make_experiment("BC_CartPoleExpert", 0, data_dir=str(tmp_path), eval_every=2_000)
+    final, behaviour = final_and_behaviour(exp)
+    assert abs(final - behaviour) <= 0.1 * behaviour, (final, behaviour)
+
+
+@pytest.mark.slow
+def test_discrete_cql_reaches_170_within_5000_updates(tmp_path):
+    exp = rk.make_experiment(
+        "DiscreteCQL_CartPoleReplay", 0, data_dir=str(tmp_path), total_steps=5_000,
+        eval_every=5_000,
+    )  # fmt: skip
+    final, behaviour = final_and_behaviour(exp)
+    assert behaviour < 170 <= final, (final, behaviour)
