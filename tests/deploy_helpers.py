@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import rlkit as rk
-from rlkit.core.experiment import recipe_parameters
+from rlkit.core.experiment import recipe_parameters, recipe_steps_unit
 from rlkit.learners.built import BuiltPolicy
 
 TABULAR = "TabularQLearning_CliffWalking"
@@ -16,11 +16,15 @@ SMALL = {"learning_starts": 32, "batch_size": 32, "train_freq": 4, "gradient_ste
 
 
 def deep_recipes() -> list[str]:
-    """The bundled recipes with a torch policy (a steps or generations budget)."""
+    """The bundled online recipes with a torch policy (a steps or generations budget). The
+    offline recipes (``total_steps`` counted in gradient steps) first make a dataset by
+    training an online recipe; their policies' save/load is tested in
+    tests/learners/offline."""
     return [
         name
         for name in rk.list_experiments()
         if {"total_steps", "generations"} & set(recipe_parameters(name))
+        and recipe_steps_unit(name) is None
     ]
 
 
