@@ -365,6 +365,42 @@ def test_a_run_killed_before_its_first_checkpoint_can_be_restarted(tmp_path, cap
         assert len(list(csv.DictReader(f))) == 90  # the old results were replaced
 
 
+
+def test_a_killed_first_checkpoint_write_is_no_checkpoint(tmp_path, capsys, monkeypatch):
+    """A temporary file left by a writer killed inside the first checkpoint is not a checkpoint:
+    resume and run --restart agree to start again, and the stray file is cleaned up."""
+    import shlex
+
+    from rlkit import cli
+
+    class Killed(Exception):
+        pass
+
+    def killed(self, policy, env):
+        if len(self.returns.rewards) == 20:
+            raise Killed
+
+    run_dir = tmp_path / "r"
+    args = ["run", "TD0_RandomWalk1D", "--seed", "3", "--logdir", str(run_dir), "--quiet"]
+    args += ["--checkpoint-every", "100000", "--set", "episodes=30"]
+    monkeypatch.setattr(cli.LearningSummary, "post_episode", killed)
+    with pytest.raises(Killed):
+        main(args)
+    monkeypatch.undo()
+    stray = run_dir / "checkpoints" / ".checkpoint-123.456.tmp"
+    stray.parent.mkdir(exist_ok=True)
+    stray.write_bytes(b"half a checkpoint")
+    capsys.readouterr()
+    assert main(["resume", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "no checkpoint was written" in err
+    command = shlex.split(err.strip().split("start it again there with: ")[1])
+    assert command[:2] == ["rlkit", "run"] and "--restart" in command
+    assert main(command[1:]) == 0  # not sent back to `rlkit resume`
+    assert not stray.exists()
+    assert not [p for p in (run_dir / "checkpoints").iterdir() if p.name.endswith(".tmp")]
+
+
 # ---- Ctrl-C ----
 
 

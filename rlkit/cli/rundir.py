@@ -108,8 +108,10 @@ def read_config(run_dir: Path) -> dict[str, Any]:
 
 
 def has_checkpoints(run_dir: Path) -> bool:
-    folder = run_dir / "checkpoints"
-    return folder.is_dir() and any(folder.iterdir())
+    """Whether ``run_dir/checkpoints`` holds a checkpoint (a killed writer's temporary is none)."""
+    from ..hooks.checkpoint import list_checkpoints
+
+    return bool(list_checkpoints(run_dir / "checkpoints"))
 
 
 def _same_run(a: dict[str, Any], b: dict[str, Any]) -> bool:
