@@ -64,7 +64,7 @@ class CFR(AbstractPolicy):
         shape = (len(self.tree.infosets), max(self.tree.num_actions, 1))
         self.cumulative_regret = np.zeros(shape)
         self.cumulative_policy = np.zeros(shape)
-        self.policy = _regret_matching(self.cumulative_regret, self.tree.legal)
+        self.strategy = _regret_matching(self.cumulative_regret, self.tree.legal)
         self.rng = np.random.default_rng(seed)
         self._average: TabularPolicy | None = None
 
@@ -81,12 +81,12 @@ class CFR(AbstractPolicy):
                 self._update_player(player)
                 if self.plus:
                     np.maximum(self.cumulative_regret, 0.0, out=self.cumulative_regret)
-                self.policy = _regret_matching(self.cumulative_regret, self.tree.legal)
+                self.strategy = _regret_matching(self.cumulative_regret, self.tree.legal)
         self._average = None
 
     def _update_player(self, p: int) -> None:
         tree, index = self.tree, self.index
-        edge = edge_probabilities(tree, index, self.policy)
+        edge = edge_probabilities(tree, index, self.strategy)
         reach = reach_probabilities(tree, index, edge)
         v = values(tree, index, edge)
         sign = 1.0 if p == 0 else -1.0
@@ -100,7 +100,7 @@ class CFR(AbstractPolicy):
         np.add.at(self.cumulative_regret, infosets, np.where(legal, regret, 0.0))
         own_reach = reach[nodes, p]
         weight = self.iteration * own_reach if self.plus else own_reach
-        np.add.at(self.cumulative_policy, infosets, weight[:, None] * self.policy[infosets])
+        np.add.at(self.cumulative_policy, infosets, weight[:, None] * self.strategy[infosets])
 
     # ---- policies ----
     def average_policy(self) -> TabularPolicy:
@@ -113,7 +113,7 @@ class CFR(AbstractPolicy):
 
     def current_policy(self) -> TabularPolicy:
         """The current policy (regret matching on the cumulative regrets)."""
-        return TabularPolicy.from_arrays(self.tree.infosets, self.policy)
+        return TabularPolicy.from_arrays(self.tree.infosets, self.strategy)
 
     def act(self, env: Any) -> int:
         average = self.average_policy()
@@ -143,7 +143,7 @@ class CFR(AbstractPolicy):
         self.iteration = int(state["iteration"])
         self.cumulative_regret = regret.copy()
         self.cumulative_policy = np.asarray(state["cumulative_policy"], np.float64).copy()
-        self.policy = _regret_matching(self.cumulative_regret, self.tree.legal)
+        self.strategy = _regret_matching(self.cumulative_regret, self.tree.legal)
         set_generator_state(self.rng, state["rng"])
         self._average = None
 

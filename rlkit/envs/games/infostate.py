@@ -3,11 +3,13 @@ policies (rk.TabularPolicy, rk.CFR) and game trees (rlkit/envs/games/tree.py) in
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
+from gymnasium.spaces import Space
 
-__all__ = ["aec_env", "information_state", "legal_actions"]
+__all__ = ["aec_env", "information_state", "legal_actions", "copy_game"]
 
 _INNER = ("aec_env", "env")
 
@@ -76,3 +78,31 @@ def legal_actions(env: Any, agent: str | None = None) -> list[int]:
     if mask is None:
         return list(range(int(env.action_space(agent).n)))
     return [int(a) for a in np.flatnonzero(np.asarray(mask))]
+
+
+def copy_game(env: Any) -> Any:
+    """A copy of the game state of ``env`` (its unwrapped AEC env) that steps independently.
+
+    ``copy.deepcopy`` when the game defines ``__deepcopy__`` (the bundled games copy cheaply),
+    else a new object with a deep copy of the attributes: PettingZoo's classic games pickle
+    (and so deep-copy) as a fresh env made from their constructor arguments, which loses the
+    position.
+
+    Example:
+        >>> from pettingzoo.classic import tictactoe_v3
+        >>> env = tictactoe_v3.env(); env.reset(seed=0); env.step(4)
+        >>> clone = copy_game(env); clone.step(0)
+        >>> env.unwrapped.board.squares[0], clone.board.squares[:5]
+        (0, [2, 0, 0, 0, 1])
+    """
+    game = aec_env(env).unwrapped
+    if "__deepcopy__" in {k for c in type(game).__mro__ for k in vars(c)}:
+        return copy.deepcopy(game)
+    memo: dict[int, Any] = {}  # spaces are shared, not copied (they never change)
+    for value in game.__dict__.values():
+        for x in value.values() if isinstance(value, dict) else (value,):
+            if isinstance(x, Space):
+                memo[id(x)] = x
+    clone = object.__new__(type(game))
+    clone.__dict__.update(copy.deepcopy(game.__dict__, memo))
+    return clone

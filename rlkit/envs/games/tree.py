@@ -1,7 +1,7 @@
 """The whole tree of a small two-player zero-sum game, tabulated once from its PettingZoo AEC
 environment, for the exact solvers (``rk.CFR``, ``rk.exploitability``; docs/how-to/game-solvers.md).
 
-The tree is enumerated by copying the env (``copy.deepcopy``) at every node and stepping each
+The tree is enumerated by copying the env (``copy_game``, rlkit/envs/games/infostate.py) at every node and stepping each
 copy with one legal action. Chance events are enumerated when the env follows the chance
 protocol of the bundled games (``reset(options={"explicit_chance": True})``, then
 ``chance_outcomes()`` and ``apply_chance(outcome)`` on ``env.unwrapped``, see
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .infostate import information_state, legal_actions
+from .infostate import copy_game, information_state, legal_actions
 
 __all__ = ["GameTree", "TERMINAL", "CHANCE", "DECISION", "game_tree"]
 
@@ -174,7 +174,7 @@ class GameTree:
                 f"GameTree: {name} has agents {agents}; the exact solvers (rk.CFR, "
                 f"rk.exploitability) are for two-player zero-sum games"
             )
-        root = copy.deepcopy(env)
+        root = copy_game(env)
         try:
             root.reset(seed=0, options={"explicit_chance": True})
         except TypeError:  # an env whose reset takes no options
@@ -238,8 +238,8 @@ def _expand(
     if outcomes:
         b.kind[n] = CHANCE
         for i, (outcome, p) in enumerate(outcomes):
-            child = copy.deepcopy(env)
-            child.unwrapped.apply_chance(outcome)
+            child = copy_game(env)
+            child.apply_chance(outcome)
             _expand(b, child, n, i, float(p), depth + 1, returns, f"{where}, chance {outcome!r}")
         return
     if _done(env):
@@ -258,7 +258,7 @@ def _expand(
     b.kind[n], b.player[n] = DECISION, player
     b.infoset[n] = b.infoset_of(information_state(env, agent), player, legal, where)
     for a in legal:
-        child = copy.deepcopy(env)
+        child = copy_game(env)
         child.step(a)
         gained = np.array([float(child.rewards.get(ag, 0.0)) for ag in b.agents])
         _expand(b, child, n, a, float("nan"), depth + 1, returns + gained, f"{where}, {agent}: {a}")
