@@ -82,16 +82,20 @@ class Minimax(AbstractPolicy):
 
     def _search(self, env: Any, agents: list[str], alpha: float, beta: float) -> float:
         """Player 0's return from ``env`` on, with both playing perfectly (alpha-beta)."""
-        if not env.agents or env.terminations[env.agent_selection] or env.truncations[
-            env.agent_selection
-        ]:
+        if (
+            not env.agents
+            or env.terminations[env.agent_selection]
+            or env.truncations[env.agent_selection]
+        ):
             return 0.0
         key = information_state(env)
         known = self.table.get(key)
         if known is not None:
             value, flag = known
-            if flag == EXACT or (flag == LOWER and value >= beta) or (
-                flag == UPPER and value <= alpha
+            if (
+                flag == EXACT
+                or (flag == LOWER and value >= beta)
+                or (flag == UPPER and value <= alpha)
             ):
                 return value
         maximizing = env.agent_selection == agents[0]

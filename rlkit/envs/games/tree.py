@@ -1,15 +1,16 @@
 """The whole tree of a small two-player zero-sum game, tabulated once from its PettingZoo AEC
-environment, for the exact solvers (``rk.CFR``, ``rk.exploitability``; docs/how-to/game-solvers.md).
+environment, for the exact solvers (``rk.CFR``, ``rk.exploitability``;
+docs/how-to/game-solvers.md).
 
-The tree is enumerated by copying the env (``copy_game``, rlkit/envs/games/infostate.py) at every node and stepping each
-copy with one legal action. Chance events are enumerated when the env follows the chance
-protocol of the bundled games (``reset(options={"explicit_chance": True})``, then
-``chance_outcomes()`` and ``apply_chance(outcome)`` on ``env.unwrapped``, see
-``rlkit/envs/games/_card_game.py``); an env without it is taken as deterministic (its
-``reset`` must then always start the same game, as board games do). The information state of
-the agent to act is ``env.unwrapped.information_state(agent)`` when the env has that method,
-else the agent's observation (its ``"observation"`` array as bytes): right for boards, where
-the observation is the whole position.
+The tree is enumerated by copying the env (``copy_game``, rlkit/envs/games/infostate.py) at
+every node and stepping each copy with one legal action. Chance events are enumerated when
+the env follows the chance protocol of the bundled games: ``reset(options={"explicit_chance":
+True})``, then ``chance_outcomes()`` and ``apply_chance(outcome)`` on ``env.unwrapped`` (see
+rlkit/envs/games/_card_game.py). An env without it is taken as deterministic (its ``reset``
+must then always start the same game, as board games do). The information state of the agent
+to act is ``env.unwrapped.information_state(agent)`` when the env has that method, else the
+agent's observation (its ``"observation"`` array as bytes): right for boards, where the
+observation is the whole position.
 
 Nodes are numbered in depth-first order (children in the order of their actions or chance
 outcomes, as OpenSpiel's algorithms visit them), and held in numpy arrays.
@@ -17,7 +18,6 @@ outcomes, as OpenSpiel's algorithms visit them), and held in numpy arrays.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,8 +229,14 @@ def _done(env: Any) -> bool:
 
 
 def _expand(
-    b: _Builder, env: Any, parent: int, action: int, prob: float, depth: int,
-    returns: np.ndarray, where: str,
+    b: _Builder,
+    env: Any,
+    parent: int,
+    action: int,
+    prob: float,
+    depth: int,
+    returns: np.ndarray,
+    where: str,
 ) -> None:
     n = b.add(parent, action, prob, depth)
     chance = getattr(env.unwrapped, "chance_outcomes", None)
