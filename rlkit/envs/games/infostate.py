@@ -26,7 +26,7 @@ def aec_env(env: Any) -> Any:
     """
     seen = env
     for _ in range(8):
-        if all(hasattr(seen, a) for a in ("agent_selection", "observe", "step")):
+        if all(hasattr(seen, a) for a in ("possible_agents", "observe", "step")):
             return seen
         inner = next((getattr(seen, n) for n in _INNER if getattr(seen, n, None) is not None), None)
         if inner is None:

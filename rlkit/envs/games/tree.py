@@ -206,7 +206,7 @@ def _env_of(game: Any) -> Any:
         from . import make_game
 
         return make_game(game)
-    if not all(hasattr(game, a) for a in ("agent_selection", "step", "observe", "reset")):
+    if not all(hasattr(game, a) for a in ("possible_agents", "step", "observe", "reset")):
         raise TypeError(
             f"GameTree: expected a bundled game's id ('rlkit/KuhnPoker-v0'), a PettingZoo AEC "
             f"env or a GameTree, got {game!r}"
