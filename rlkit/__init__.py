@@ -123,7 +123,7 @@ _LAZY: dict[str, str] = {
     "GameTreeEnv": "rlkit.envs.games.solver_env",
     "TabularPolicy": "rlkit.policies.tabular_game",
     "CFR": "rlkit.solvers.cfr",
-    **dict.fromkeys(["exploitability", "nash_conv"], "rlkit.solvers.exploitability"),
+    **dict.fromkeys(["exploitability", "nash_conv", "game_value"], "rlkit.solvers.exploitability"),
     "Minimax": "rlkit.solvers.minimax",
     "ExploitabilityCurve": "rlkit.solvers.curve",
     # policies and explorers
