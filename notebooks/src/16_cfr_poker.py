@@ -98,8 +98,10 @@ save(fig, 1)
 # %%
 average = solvers["CFR"].average_policy()
 for key in ("0", "2", "1pb", "0p", "1b"):
-    print(f"{key:>4}: pass/fold {average.probabilities(key)[0]:.3f}, "
-          f"bet/call {average.probabilities(key)[1]:.3f}")
+    print(
+        f"{key:>4}: pass/fold {average.probabilities(key)[0]:.3f}, "
+        f"bet/call {average.probabilities(key)[1]:.3f}"
+    )
 
 alpha = average.probabilities("0")[1]
 print(f"alpha = {alpha:.3f}")

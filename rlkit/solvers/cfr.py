@@ -51,7 +51,7 @@ class CFR(AbstractPolicy):
         >>> cfr = rk.CFR("rlkit/KuhnPoker-v0")
         >>> cfr.iterate(300)
         >>> round(rk.exploitability(cfr.average_policy(), "rlkit/KuhnPoker-v0"), 3)
-        0.004
+        0.003
     """
 
     def __init__(self, game: Any, plus: bool = False, seed: Any = None) -> None:

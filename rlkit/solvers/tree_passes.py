@@ -40,7 +40,7 @@ def tree_index(tree: GameTree) -> TreeIndex:
         >>> import rlkit as rk
         >>> index = tree_index(rk.GameTree.from_game("rlkit/KuhnPoker-v0"))
         >>> len(index.levels), [len(d) for d in index.decisions]
-        (6, [12, 12])
+        (5, [12, 12])
     """
     cached = _INDEXES.get(id(tree))
     if cached is not None and cached[0] is tree:
