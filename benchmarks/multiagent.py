@@ -88,10 +88,15 @@ def leduc_cfr_plus_curve(iterations: int, every: int) -> list[str]:
     while solver.iteration < iterations:
         solver.iterate(every)
         curve.append((solver.iteration, rk.exploitability(solver, solver.tree)))
-    decreasing = all(b <= a for (_, a), (_, b) in zip(curve, curve[1:], strict=False))
+    pairs = zip(curve, curve[1:], strict=False)
+    upticks = [f"{i0}->{i1}: +{(e1 / e0 - 1):.1%}" for (i0, e0), (i1, e1) in pairs if e1 > e0]
     lines = [f"{'iteration':>9} {'exploitability':>15}"]
     lines += [f"{i:>9} {e:>15.6e}" for i, e in curve]
-    lines.append(f"decreasing: {decreasing}")
+    lines.append(
+        f"decreasing at every point: {not upticks}"
+        + (f" (upticks {', '.join(upticks)})" if upticks else "")
+    )
+    lines.append(f"first / last: {curve[0][1] / curve[-1][1]:.0f}x lower")
     return lines
 
 
