@@ -98,3 +98,12 @@ def test_bad_input():
     cfr = rk.CFR(KUHN)
     with pytest.raises(ValueError, match="does not fit"):
         cfr.load_state_dict(rk.CFR(LEDUC).state_dict())
+
+
+def test_a_generic_aec_game_matching_pennies_in_turn():
+    cfr = rk.CFR(Pennies(), plus=True)
+    cfr.iterate(200)
+    average = cfr.average_policy()
+    assert average.probabilities("player_1:1") == pytest.approx([0.5, 0.5], abs=0.01)
+    assert rk.exploitability(average, cfr.tree) < 0.01
+    assert rk.game_value(average, cfr.tree) == pytest.approx([0.0, 0.0], abs=0.01)
