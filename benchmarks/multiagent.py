@@ -105,7 +105,8 @@ def cfr_part(args: argparse.Namespace) -> str:
     header = [
         "# benchmarks/multiagent.py --part cfr",
         f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or ''}"
-        f" {os.cpu_count()} CPUs, python {platform.python_version()}, rlkit {rk.__version__}",
+        f" {os.cpu_count()} CPUs, python {platform.python_version()}, rlkit {rk.__version__}, "
+        f"load average {os.getloadavg()[0]:.1f} (timings are noisy on a loaded machine)",
         "",
         "## CFR iterations per second, rlkit (vectorised passes) vs OpenSpiel's Python CFR",
     ]
