@@ -31,6 +31,7 @@ GROUPS = {
     "schedules": "Schedules",
     "policies": "Policies, explorers and distributions",
     "learners": "Learners",
+    "solvers": "Exact solvers for small games",
 }
 
 

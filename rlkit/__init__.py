@@ -115,6 +115,17 @@ _LAZY: dict[str, str] = {
     "MazeEnv": "rlkit.envs.toy.maze",
     "RandomWalk1000Env": "rlkit.envs.toy.random_walk_1000",
     "ShortCorridorEnv": "rlkit.envs.toy.short_corridor",
+    # small two-player games (PettingZoo AEC) and their exact solvers (docs/how-to/game-solvers.md)
+    "KuhnPokerEnv": "rlkit.envs.games.kuhn_poker",
+    "LeducPokerEnv": "rlkit.envs.games.leduc_poker",
+    "make_game": "rlkit.envs.games",
+    "GameTree": "rlkit.envs.games.tree",
+    "GameTreeEnv": "rlkit.envs.games.solver_env",
+    "TabularPolicy": "rlkit.policies.tabular_game",
+    "CFR": "rlkit.solvers.cfr",
+    **dict.fromkeys(["exploitability", "nash_conv", "game_value"], "rlkit.solvers.exploitability"),
+    "Minimax": "rlkit.solvers.minimax",
+    "ExploitabilityCurve": "rlkit.solvers.curve",
     # policies and explorers
     "Agent": "rlkit.policies.agent",
     "RandomPolicy": "rlkit.policies.random",
