@@ -8,7 +8,7 @@ rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # logs, chec
 rlkit resume runs/dqn                                               # continue after a crash
 rlkit plot runs/dqn                                                 # runs/dqn/learning_curve.png
 rlkit collect runs/dqn --steps 10000 --epsilon 0.1 --out data.npz   # an offline dataset
-rlkit tune PPO_CartPole --trials 50 --steps 20000 --jobs 2           # Optuna: runs/tune_PPO_CartPole
+rlkit tune PPO_CartPole --trials 50 --steps 20000 --jobs 2           # runs/tune_PPO_CartPole
 rlkit run PPO_CartPole --set-from runs/tune_PPO_CartPole/best.json   # the best trial's values
 """
 
@@ -143,7 +143,6 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
     plot.set_defaults(func=_plot)
     from .collect import add_parser as add_collect
     from .enjoy import add_parser as add_enjoy
-
     from .tune import add_parser as add_tune
 
     add_enjoy(sub)

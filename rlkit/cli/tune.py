@@ -84,8 +84,8 @@ class InvalidTrial(Exception):
 
 def tune_command(args: argparse.Namespace) -> int:
     """``rlkit tune``: see the module."""
-    from . import _fail, _overrides
     from ..core.experiment import UnknownExperimentError, recipe_parameters
+    from . import _fail, _overrides
 
     for option, value in (("--trials", args.trials), ("--jobs", args.jobs),
                           ("--n-evaluations", args.n_evaluations),
@@ -157,8 +157,10 @@ def open_study(args: argparse.Namespace, study_name: str, storage_url: str) -> A
         if args.pruner == "median"
         else optuna.pruners.NopPruner()
     )
-    study = optuna.create_study(study_name=study_name, storage=storage, sampler=sampler,
-                                pruner=pruner, direction="maximize", load_if_exists=True)  # fmt: skip
+    study = optuna.create_study(
+        study_name=study_name, storage=storage, sampler=sampler, pruner=pruner,
+        direction="maximize", load_if_exists=True,
+    )  # fmt: skip
     recipe = study.user_attrs.get("recipe")
     if recipe is None:
         study.set_user_attr("recipe", args.name)

@@ -76,8 +76,10 @@ class Actor:
             for key, value in getattr(policy, "last_extras", {}).items():
                 step[f"extra_{key}"] = np.asarray(value)[0]
             env.act(action)
-            step.update(reward=float(env.reward), terminated=bool(env.is_terminated),
-                        truncated=bool(env.is_truncated), final_state=np.array(env.state))  # fmt: skip
+            step.update(
+                reward=float(env.reward), terminated=bool(env.is_terminated),
+                truncated=bool(env.is_truncated), final_state=np.array(env.state),
+            )  # fmt: skip
             for key, value in step.items():
                 rows.setdefault(key, []).append(value)
             if env.done:  # the next state the policy acts on is the reset one

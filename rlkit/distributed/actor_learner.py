@@ -58,7 +58,8 @@ class ActorLearner(AbstractVectorEnv):
         rollout_length: steps per actor per chunk (default: the rollout's ``n_steps``
             on-policy, :data:`DEFAULT_ROLLOUT_LENGTH` for Ape-X).
         seed: seeds each actor's environment and exploration (``SeedSequence`` children).
-        epsilon, alpha: Ape-X's per-actor epsilons ``epsilon ** (1 + alpha * i / (N - 1))``.
+        epsilon: the base of Ape-X's per-actor epsilons ``epsilon ** (1 + alpha * i / (N - 1))``.
+        alpha: their exponent's scale.
         num_cpus: CPUs for ``ray.init`` when Ray is not initialised yet (default 2).
 
     Example:

@@ -20,7 +20,17 @@ _READY_TIMEOUT_S = 120.0
 
 class ActorError(RuntimeError):
     """An actor of an ``rk.distributed.ActorLearner`` failed (its environment or its policy
-    raised, or its process died); the message names the actor and holds its traceback."""
+    raised, or its process died); the message names the actor and holds its traceback.
+
+    Example:
+        >>> import functools, rlkit as rk
+        >>> agent = rk.Agent(rk.IMPALA(rk.GymEnv("CartPole-v1")), rk.RolloutTrajectory(8, 1))
+        >>> try:
+        ...     rk.distributed.ActorLearner(agent, functools.partial(rk.GymEnv, "Nope-v0"), 1)
+        ... except rk.distributed.ActorError as error:
+        ...     print(str(error)[:48])
+        ActorLearner: actor 0 of 1 failed to start: Name
+    """
 
 
 class LocalActors:

@@ -90,7 +90,8 @@ def test_tune_prunes_and_a_killed_search_resumes_without_repeating_trials(tmp_pa
     assert not [line for line in again.stdout.splitlines() if line.startswith("trial ")]
 
     run = rlkit("run", "PPO_CartPole", "--set-from", str(run_dir / "best.json"), "--steps",
-                "256", "--set", "n_envs=2", "--logdir", str(tmp_path / "best"), "--quiet")  # fmt: skip
+                "256", "--set", "n_envs=2", "--logdir", str(tmp_path / "best"),
+                "--quiet")  # fmt: skip
     assert run.returncode == 0, run.stderr
     config = json.loads((tmp_path / "best" / "config.json").read_text())
     assert config["params"]["gamma"] == best["gamma"] and config["params"]["n_envs"] == 2

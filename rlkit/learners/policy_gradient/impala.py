@@ -3,11 +3,11 @@ actors collected with an older copy of the policy (``rk.distributed.ActorLearner
 
 Each rollout (``n_steps`` steps of every actor): the stored ``log_prob`` is the behaviour
 policy's (the actor's, at acting time); the learner recomputes the values and the current
-policy's log-probabilities with its model, then :func:`~rlkit.learners.policy_gradient.vtrace.vtrace`
-with ``rho_bar`` and ``c_bar`` (1 and 1, the paper's) gives the value targets (``returns``)
-and the policy-gradient advantages; one RMSprop step (A2C's optimizer) on
-:func:`impala_loss` (A2C's): policy gradient + ``vf_coef`` * value MSE
-+ ``ent_coef`` * entropy loss, the gradient norm clipped at ``max_grad_norm``.
+policy's log-probabilities with its model, then
+:func:`~rlkit.learners.policy_gradient.vtrace.vtrace` with ``rho_bar`` and ``c_bar`` (1 and 1,
+the paper's) gives the value targets (``returns``) and the policy-gradient advantages; one
+RMSprop step (A2C's optimizer) on :func:`impala_loss` (A2C's): policy gradient + ``vf_coef`` *
+value MSE + ``ent_coef`` * entropy loss, the gradient norm clipped at ``max_grad_norm``.
 
 Differences from the paper: the value loss is a mean, not a sum (its scale is ``vf_coef``'s);
 episode ends cut the traces as in GAE; the learner takes one step per rollout batch (no
