@@ -4,7 +4,7 @@ few actors explore much and the others little.
 
 Example:
     >>> [round(e, 4) for e in apex_epsilons(3)]
-    [0.4, 0.0101, 0.0002]
+    [0.4, 0.0162, 0.0007]
 """
 
 from __future__ import annotations
