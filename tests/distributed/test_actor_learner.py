@@ -148,3 +148,17 @@ def test_running_another_policy_on_the_split_is_refused():
     al = rk.distributed.ActorLearner(impala_agent(), CARTPOLE, 2)
     with pytest.raises(TypeError, match="feeds the learner it was made with"):
         rk.run(impala_agent(), al, rk.StopAfterNSteps(10))
+
+
+def test_the_scale_out_page_example_runs():
+    """docs/how-to/scale-out.md's example, on the local backend and a short budget."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "scale-out.md"
+    (block,) = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert 'backend="ray"' in block and "200_000" in block
+    block = block.replace('backend="ray"', 'backend="local"').replace("200_000", "256")
+    namespace: dict = {}
+    exec(compile(block, str(page), "exec"), namespace)
+    assert namespace["agent"].policy.updates == 2 and namespace["split"].rounds == 2
