@@ -89,12 +89,12 @@ def tune_command(args: argparse.Namespace) -> int:
 
     for option, value in (("--trials", args.trials), ("--jobs", args.jobs),
                           ("--n-evaluations", args.n_evaluations),
-                          ("--eval-episodes", args.eval_episodes),
-                          ("--startup-trials", args.startup_trials + 1)):  # fmt: skip
-        if value is None or value < 1:
+                          ("--eval-episodes", args.eval_episodes)):  # fmt: skip
+        if value < 1:
             return _fail(f"{option} must be a positive integer, got {value}")
-    if args.seed < 0:
-        return _fail(f"--seed must be a non-negative integer, got {args.seed}")
+    for option, value in (("--seed", args.seed), ("--startup-trials", args.startup_trials)):
+        if value < 0:
+            return _fail(f"{option} must be a non-negative integer, got {value}")
     try:
         import optuna
     except ImportError:
