@@ -90,7 +90,9 @@ def test_the_example_check_sees_a_missing_example():
 def test_a_name_of_a_new_package_gets_a_page_of_its_own():
     gen_api = _gen_api()
     # a package whose name sorts after every existing one
-    saved = gen_api.PublicName("save", "rlkit.widgets.artifact.save", "widgets", "Save.", "function")
+    saved = gen_api.PublicName(
+        "save", "rlkit.widgets.artifact.save", "widgets", "Save.", "function"
+    )
     names = [*gen_api.public_names(), saved]
     assert gen_api.groups(names)[-1] == "widgets"
     assert gen_api.groups(names)[:2] == ["core", "optimizers"]

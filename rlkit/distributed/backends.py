@@ -7,6 +7,7 @@ an :class:`ActorError` that names the actor and carries its traceback."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ..envs.ray_backend import import_ray
@@ -49,7 +50,8 @@ class LocalActors:
         self.results: dict[int, dict] = {}
 
     def describe(self) -> tuple[Any, Any, str]:
-        return self.actors[0].describe()
+        # copies, as Ray's: the learner must not share (and advance) actor 0's spaces' generators
+        return copy.deepcopy(self.actors[0].describe())
 
     def request(self, i: int, n_steps: int, weights: Any, version: int) -> None:
         try:

