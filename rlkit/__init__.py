@@ -214,6 +214,7 @@ _LAZY: dict[str, str] = {
     "VPG": "rlkit.learners.policy_gradient.vpg",
     "A2C": "rlkit.learners.policy_gradient.a2c",
     "PPO": "rlkit.learners.policy_gradient.ppo",
+    "IMPALA": "rlkit.learners.policy_gradient.impala",
     "TRPO": "rlkit.learners.policy_gradient.trpo",
     "ES": "rlkit.learners.policy_gradient.es",
     # continuous control: off-policy actor-critics and action noise
@@ -230,6 +231,8 @@ _LAZY: dict[str, str] = {
     ),
     # optimizer modules (a subpackage: rk.optimizers.GradientDescent, rk.optimizers.make, ...)
     "optimizers": "rlkit.optimizers",
+    # scale-out: the actor-learner split (a subpackage: rk.distributed.ActorLearner)
+    "distributed": "rlkit.distributed",
 }
 
 __all__ = sorted(

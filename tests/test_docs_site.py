@@ -89,13 +89,16 @@ def test_the_example_check_sees_a_missing_example():
 
 def test_a_name_of_a_new_package_gets_a_page_of_its_own():
     gen_api = _gen_api()
-    saved = gen_api.PublicName("save", "rlkit.deploy.artifact.save", "deploy", "Save.", "function")
+    # a package whose name sorts after every existing one
+    saved = gen_api.PublicName(
+        "save", "rlkit.widgets.artifact.save", "widgets", "Save.", "function"
+    )
     names = [*gen_api.public_names(), saved]
-    assert gen_api.groups(names)[-1] == "deploy"
+    assert gen_api.groups(names)[-1] == "widgets"
     assert gen_api.groups(names)[:2] == ["core", "optimizers"]
-    page = gen_api.page("deploy", [saved])
-    assert page.startswith("# rlkit.deploy\n")
-    assert "[](){#rlkit.save}\n\n::: rlkit.deploy.artifact.save\n" in page
+    page = gen_api.page("widgets", [saved])
+    assert page.startswith("# rlkit.widgets\n")
+    assert "[](){#rlkit.save}\n\n::: rlkit.widgets.artifact.save\n" in page
     assert "- [`rk.save`][rlkit.save]" in gen_api.index(names)
 
 

@@ -8,6 +8,8 @@ rlkit run DQN_CartPole --checkpoint-every 5000 --logdir runs/dqn    # logs, chec
 rlkit resume runs/dqn                                               # continue after a crash
 rlkit plot runs/dqn                                                 # runs/dqn/learning_curve.png
 rlkit collect runs/dqn --steps 10000 --epsilon 0.1 --out data.npz   # an offline dataset
+rlkit tune PPO_CartPole --trials 50 --steps 20000 --jobs 2           # runs/tune_PPO_CartPole
+rlkit run PPO_CartPole --set-from runs/tune_PPO_CartPole/best.json   # the best trial's values
 """
 
 from __future__ import annotations
@@ -88,6 +90,14 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
         help="override one of the recipe's parameters (repeatable); VALUE is a Python literal "
         "(1e-3, 64,64, None) or a word (cuda)",
     )
+    run.add_argument(
+        "--set-from",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="overrides from a JSON object of NAME: VALUE (the best.json of 'rlkit tune'); "
+        "--set wins over it",
+    )
     run.add_argument("--device", default=None, help="torch device of deep recipes, e.g. cuda")
     _threads_option(run)
     run.add_argument(
@@ -133,9 +143,11 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
     plot.set_defaults(func=_plot)
     from .collect import add_parser as add_collect
     from .enjoy import add_parser as add_enjoy
+    from .tune import add_parser as add_tune
 
     add_enjoy(sub)
     add_collect(sub)
+    add_tune(sub)
     return parser
 
 
@@ -212,6 +224,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
     declared = recipe_parameters(args.name)
     overrides: dict[str, Any] = {}
+    from_file = _from_file(args.set_from) if getattr(args, "set_from", None) else {}
     for item in args.overrides:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
@@ -223,7 +236,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         if key.strip() in overrides:
             raise ValueError(f"--set {key.strip()} is given twice")
         overrides[key.strip()] = value
-    overrides = _renamed(args.name, overrides)
+    overrides = _renamed(args.name, {**from_file, **overrides})
     for option, key, value in (
         ("--steps", "total_steps", args.steps),
         ("--device", "device", args.device),
@@ -242,6 +255,25 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             raise ValueError(f"{option} and --set {key}= both set {key}")
         overrides[key] = value
     return overrides
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    """The overrides of ``--set-from FILE``: a JSON object of parameter names to values (lists
+    are tuples where a parameter is one, as ``hidden``); ``ValueError`` naming the file."""
+    import json
+
+    try:
+        values = json.loads(Path(path).read_text())
+    except OSError as error:
+        raise ValueError(f"--set-from {path}: cannot read it: {error}") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"--set-from {path}: not JSON: {error}") from None
+    if not isinstance(values, dict):
+        raise ValueError(
+            f"--set-from {path}: expected a JSON object of NAME: VALUE, got "
+            f"{type(values).__name__}"
+        )
+    return values
 
 
 def _renamed(name: str, overrides: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,156 @@
+"""``rlkit tune NAME --trials N``: Optuna trials of a recipe, pruned through its evaluations,
+stored in SQLite so that a killed search resumes without repeating finished trials; the
+results and ``rlkit run --set-from best.json``; refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+optuna = pytest.importorskip("optuna")  # in the test extra: never skipped in CI
+
+from rlkit.cli.search_spaces import SPACES, space_for  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+# tiny trials: 2 envs, 1024 steps, 4 evaluations of 3 episodes; pruning after 3 trials
+TINY = ["--steps", "1024", "--set", "n_envs=2", "--eval-episodes", "3", "--startup-trials", "3",
+        "--sampler", "random"]  # fmt: skip
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rlkit", *args]
+
+
+def rlkit(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(command(*args), cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+
+
+def finished(storage: str, name: str) -> list:
+    study = optuna.load_study(study_name=name, storage=storage)
+    states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+    return study.get_trials(deepcopy=False, states=states)
+
+
+@pytest.mark.slow
+def test_tune_prunes_and_a_killed_search_resumes_without_repeating_trials(tmp_path):
+    run_dir, storage = tmp_path / "tune", f"sqlite:///{tmp_path / 'study.db'}"
+    args = ["tune", "PPO_CartPole", "--trials", "8", "--storage", storage, "--logdir",
+            str(run_dir), *TINY]  # fmt: skip
+    process = subprocess.Popen(command(*args), cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 240
+    before: list = []
+    while time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+        try:
+            before = finished(storage, "PPO_CartPole")
+        except KeyError:  # the study is not created yet
+            continue
+        if len(before) >= 3:
+            break
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 3 <= len(before) < 8, process.stderr.read()
+    kept = {t.number: (t.state, t.params) for t in before}
+
+    resumed = rlkit(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(before)} of 8 trials finished" in resumed.stdout
+    ran = [line for line in resumed.stdout.splitlines() if line.startswith("trial ")]
+    numbers = [int(line.split()[1].rstrip(":")) for line in ran]
+    assert not set(numbers) & set(kept)  # finished trials are not run again
+    after = finished(storage, "PPO_CartPole")
+    assert len(after) == 8 and len(ran) == 8 - len(before)
+    assert {t.number: (t.state, t.params) for t in after if t.number in kept} == kept
+    assert any(t.state == optuna.trial.TrialState.PRUNED for t in after)
+    # a pruned trial stopped at an evaluation before the last: fewer intermediate values
+    pruned = [t for t in after if t.state == optuna.trial.TrialState.PRUNED]
+    assert all(len(t.intermediate_values) < 4 for t in pruned)
+
+    for name in ("best.json", "trials.csv", "trials.md", "importance.png"):
+        assert (run_dir / name).is_file(), name
+    best = json.loads((run_dir / "best.json").read_text())
+    assert set(best) <= {"batch_size", "n_steps", "gamma", "lr", "ent_coef", "clip_range",
+                         "n_epochs", "gae_lambda", "max_grad_norm", "vf_coef", "hidden"}
+    assert (run_dir / "trials.md").read_text().count("\n") == 2 + len(after) + sum(
+        1 for t in optuna.load_study(study_name="PPO_CartPole", storage=storage).trials
+        if t.number not in {a.number for a in after}
+    )
+
+    again = rlkit(*args)  # the study is complete: nothing more runs
+    assert again.returncode == 0 and "8 of 8 trials finished" in again.stdout
+    assert not [line for line in again.stdout.splitlines() if line.startswith("trial ")]
+
+    run = rlkit("run", "PPO_CartPole", "--set-from", str(run_dir / "best.json"), "--steps",
+                "256", "--set", "n_envs=2", "--logdir", str(tmp_path / "best"),
+                "--quiet")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    config = json.loads((tmp_path / "best" / "config.json").read_text())
+    assert config["params"]["gamma"] == best["gamma"] and config["params"]["n_envs"] == 2
+
+
+@pytest.mark.slow
+def test_jobs_start_worker_processes_on_one_storage(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    done = rlkit("tune", "PPO_CartPole", "--trials", "4", "--jobs", "2", "--storage", storage,
+                 "--logdir", str(tmp_path / "tune"), *TINY)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    trials = finished(storage, "PPO_CartPole")
+    assert 4 <= len(trials) <= 5  # each worker stops once 4 are finished
+    assert (tmp_path / "tune" / "trials.csv").is_file()
+
+
+def test_a_study_name_reused_for_another_recipe_is_refused(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    first = rlkit("tune", "A2C_CartPole", "--trials", "1", "--storage", storage, "--study-name",
+                  "search", "--steps", "80", "--n-evaluations", "1", "--eval-episodes", "1",
+                  "--logdir", str(tmp_path / "a"))  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    second = rlkit("tune", "PPO_CartPole", "--trials", "1", "--storage", storage,
+                   "--study-name", "search", "--logdir", str(tmp_path / "b"))  # fmt: skip
+    assert second.returncode == 2
+    assert "the study 'search'" in second.stderr and "searches the recipe 'A2C_CartPole', not "
+    assert "'PPO_CartPole'; give another --study-name" in second.stderr
+
+
+def test_a_recipe_without_a_search_space_is_refused(tmp_path):
+    done = rlkit("tune", "SARSA_CliffWalking", "--trials", "2", "--logdir", str(tmp_path))
+    assert done.returncode == 2
+    assert "no search space for 'SARSA_CliffWalking' (algorithm 'SARSA')" in done.stderr
+
+
+def test_bad_counts_are_refused(tmp_path):
+    done = rlkit("tune", "PPO_CartPole", "--trials", "0", "--logdir", str(tmp_path))
+    assert done.returncode == 2 and "--trials must be a positive integer, got 0" in done.stderr
+
+
+def test_set_from_must_hold_a_json_object(tmp_path):
+    bad = tmp_path / "best.json"
+    bad.write_text("[1, 2]")
+    done = rlkit("run", "PPO_CartPole", "--set-from", str(bad), "--logdir", str(tmp_path / "r"))
+    assert done.returncode == 2
+    assert "expected a JSON object of NAME: VALUE, got list" in done.stderr
+
+
+@pytest.mark.parametrize("algorithm", ["PPO", "A2C", "DQN", "SAC", "TD3"])
+def test_search_spaces_sample_parameters_the_recipes_accept(algorithm):
+    from rlkit.core.experiment import recipe_parameters
+
+    recipe = {"PPO": "PPO_CartPole", "A2C": "A2C_CartPole", "DQN": "DQN_CartPole",
+              "SAC": "SAC_Pendulum", "TD3": "TD3_Pendulum"}[algorithm]  # fmt: skip
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    declared = recipe_parameters(recipe)
+    for _ in range(5):
+        trial = study.ask()
+        sampled = space_for(recipe)(trial)
+        assert sampled and set(sampled) <= set(declared), set(sampled) - set(declared)
+        study.tell(trial, 0.0)
+    assert SPACES[algorithm] is space_for(recipe)
