@@ -92,10 +92,11 @@ class OnPolicyParams:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     log_std_init: float = 0.0
+    compile: bool = False  # torch.compile the loss and acting (rlkit/learners/compiled.py)
 
     algorithm: ClassVar[str] = "A2C"
     #: fields that are not the algorithm's hyperparameters
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device")
+    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
     #: fields that may be rl-baselines3-zoo's ``"lin_<start>"``
     schedulable: ClassVar[tuple[str, ...]] = ("lr",)
 
@@ -222,7 +223,7 @@ def build_pg_agent(
     env = rk.VectorGymEnv(env_id, p.n_envs, backend=backend, seed=env_seed)
     algorithm = getattr(rk, p.algorithm)
     agent = algorithm.agent(
-        env, seed=policy_seed, device=p.device, **p.algorithm_config(owner)
+        env, seed=policy_seed, device=p.device, compile=p.compile, **p.algorithm_config(owner)
     )
     return agent, env
 
