@@ -58,6 +58,7 @@ __all__ = [
     "PPO_ACROBOT",
     "PPO_PENDULUM",
     "build_pg_agent",
+    "many_seeds_experiment",
 ]
 
 
@@ -240,9 +241,43 @@ def _experiment(env_id: str, p: OnPolicyParams, seed: int, fn: Callable) -> rk.E
     )
 
 
+def many_seeds_experiment(
+    env_id: str, p: PPOParams, seeds: list[int], fn: Callable
+) -> rk.Experiment:
+    """The PPO recipe ``fn`` for every seed of ``seeds`` in one process: each seed's vector env
+    and policy seeded as its single run seeds them (``build_pg_agent``), the parameters stacked
+    and the losses vmap-ed (``rk.ManySeedsPPO``), ``total_steps`` per seed, the returns of
+    every seed's episodes in ``rk.TotalRewardPerSeed``."""
+    owner = fn.__name__
+    if p.compile:
+        raise ValueError(
+            f"{owner}: compile=True and seeds=[...] together are not supported; give one"
+        )
+    envs, policy_seeds = [], []
+    for seed in seeds:
+        env_seed, policy_seed = spawn_seeds(seed, 2)
+        envs.append(rk.VectorGymEnv(env_id, p.n_envs, seed=env_seed))
+        policy_seeds.append(policy_seed)
+    env = rk.SeedBlocksEnv(envs, seeds)
+    config = p.algorithm_config(owner)
+    agent = rk.ManySeedsPPO.agent(env, policy_seeds=policy_seeds, device=p.device, **config)
+    return rk.Experiment(
+        policy=agent,
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps * len(seeds)),
+        hook=rk.TotalRewardPerSeed(),
+        description=(fn.__doc__ or "").strip(),
+        threads=1,
+    )
+
+
 @rk.experiment
-def PPO_CartPole(seed: int = 0, p: PPOParams = PPO_CARTPOLE) -> rk.Experiment:
+def PPO_CartPole(
+    seed: int = 0, p: PPOParams = PPO_CARTPOLE, seeds: list[int] | None = None
+) -> rk.Experiment:
     """PPO on CartPole-v1 with rl-baselines3-zoo's hyperparameters (8 envs, 100k steps)."""
+    if seeds is not None:
+        return many_seeds_experiment("CartPole-v1", p, seeds, PPO_CartPole)
     return _experiment("CartPole-v1", p, seed, PPO_CartPole)
 
 
@@ -259,8 +294,12 @@ def VPG_CartPole(seed: int = 0, p: VPGParams = VPG_CARTPOLE) -> rk.Experiment:
 
 
 @rk.experiment
-def PPO_Acrobot(seed: int = 0, p: PPOParams = PPO_ACROBOT) -> rk.Experiment:
+def PPO_Acrobot(
+    seed: int = 0, p: PPOParams = PPO_ACROBOT, seeds: list[int] | None = None
+) -> rk.Experiment:
     """PPO on Acrobot-v1, zoo's settings with 8 envs and 200k steps, no VecNormalize."""
+    if seeds is not None:
+        return many_seeds_experiment("Acrobot-v1", p, seeds, PPO_Acrobot)
     return _experiment("Acrobot-v1", p, seed, PPO_Acrobot)
 
 
