@@ -1,4 +1,5 @@
-"""``compile=True``: a learner's pure functions compiled with ``torch.compile`` (docs/how-to/speed.md).
+"""``compile=True``: a learner's pure functions compiled with ``torch.compile``
+(docs/how-to/speed.md).
 
 What a deep learner learns from one batch is one ``update(policy, batch)`` over pure loss
 functions and an optimizer module tree (docs/architecture.md). With ``compile=True`` (a keyword of

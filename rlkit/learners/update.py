@@ -96,7 +96,6 @@ class LossClosures:
 
     def fn_loss(self, indices: Any = None) -> torch.Tensor:
         policy = self.policy
-        cls = type(policy)
         out = policy.loss_fns(policy, policy.model, policy.dist_class, self.rows(indices))
         loss, info = out if isinstance(out, tuple) else (out, {})
         _check_loss(policy, loss)

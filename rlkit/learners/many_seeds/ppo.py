@@ -45,17 +45,17 @@ import torch
 from torch.func import vmap
 
 from ...core.dispatch import statistics, update
+from ...core.stages import PostActStage
 from ...core.state import generator_state, require_keys, set_generator_state, state_count
 from ...optimizers import GradientDescent, NonFiniteError, OptimizerModule
 from ...optimizers.multi_step import epoch_indices
 from ...optimizers.per_seed import PerSeedClippedGradient
 from ...policies.agent import Agent
-from ...core.stages import PostActStage
 from ...policies.stochastic import AnyEnv, StochasticPolicy
 from ...trajectories.rollout import RolloutTrajectory
 from ..batch import Batch
-from ..drivers.on_policy import learn_when_full
 from ..built import initial_value
+from ..drivers.on_policy import learn_when_full
 from ..policy_gradient.functions import (
     approx_kl,
     clipped_surrogate,
