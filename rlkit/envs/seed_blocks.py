@@ -30,7 +30,15 @@ __all__ = ["SeedBlocksEnv"]
 
 class SeedBlocksEnv(AbstractVectorEnv):
     """The vector envs ``envs`` (one per seed of ``seeds``, each with ``block`` sub-envs and the
-    same spaces) as one vector env of ``len(envs) * block`` sub-envs (module docstring)."""
+    same spaces) as one vector env of ``len(envs) * block`` sub-envs (module docstring).
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.SeedBlocksEnv([rk.VectorGymEnv("CartPole-v1", 3, seed=s) for s in (5, 6)],
+        ...                        [5, 6])
+        >>> env.n_envs, [env.seed_of(j) for j in range(env.n_envs)]
+        (6, [5, 5, 5, 6, 6, 6])
+    """
 
     done: Any = None  # a plain attribute (kept current in reset/act), as VectorGymEnv's
 

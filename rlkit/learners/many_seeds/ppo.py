@@ -77,7 +77,16 @@ class ManySeedsPPO(StochasticPolicy):
     """PPO for every seed of a :class:`~rlkit.envs.seed_blocks.SeedBlocksEnv` (module
     docstring). ``ManySeedsPPO(env, policy_seeds=[...], device="cpu", **config)``: ``config``
     are PPO's hyperparameters (``rk.PPO.defaults``), the same for every seed; ``policy_seeds``
-    one per block of ``env`` (what a single run of that seed gives ``rk.PPO(seed=...)``)."""
+    one per block of ``env`` (what a single run of that seed gives ``rk.PPO(seed=...)``).
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.SeedBlocksEnv([rk.VectorGymEnv("CartPole-v1", 2, seed=s) for s in (0, 1)],
+        ...                        [0, 1])
+        >>> policy = rk.ManySeedsPPO(env, policy_seeds=[10, 11], n_steps=16)
+        >>> policy.n_seeds, type(policy.seed_policy(1)).__name__
+        (2, 'PPO')
+    """
 
     name = "ManySeedsPPO"
 
