@@ -66,8 +66,11 @@ def compile_mode(owner: str, value: Any, device: Any) -> str | None:
 
 
 def compiled(fn: Callable, mode: str | None) -> Callable:
-    """``fn`` compiled with ``torch.compile`` in ``mode`` (shapes static: a batch of another size
-    compiles once more), or ``fn`` itself when ``mode`` is None.
+    """``fn`` compiled with ``torch.compile`` in ``mode``, or ``fn`` itself when ``mode`` is None.
+    Shapes and numbers start static; one that changes between calls (a last, smaller minibatch;
+    a learning-rate or clip-range schedule read inside the loss) is made dynamic at its first
+    change (torch's automatic dynamic shapes), so a schedule costs one recompilation, not one
+    per update.
 
     Example:
         >>> import torch
@@ -76,7 +79,7 @@ def compiled(fn: Callable, mode: str | None) -> Callable:
     """
     if mode is None:
         return fn
-    return torch.compile(fn, mode=mode, dynamic=False)
+    return torch.compile(fn, mode=mode)
 
 
 def refuse_compile(owner: str, why: str) -> None:
