@@ -65,14 +65,17 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def measure(name: str, seed: int, compile: bool, device: str, scale: float) -> dict:  # noqa: A002
+def measure(
+    name: str, seed: int, compile: bool, device: str, scale: float, extra: dict | None = None  # noqa: A002
+) -> dict:
     """``first`` (wall s), ``step`` (CPU s per gradient step in training), ``update`` (CPU s
     per gradient step of update alone, or None)."""
     overrides, warm, timed = CASES[name]
     warm, timed = int(warm), max(int(timed * scale), 10)
     experiment = rk.make_experiment(
-        name, seed, total_steps=warm + timed, compile=compile, device=device, **overrides
-    )
+        name, seed, total_steps=warm + timed, compile=compile, device=device,
+        **{**overrides, **(extra or {})},
+    )  # fmt: skip
     agent, env = experiment.policy, experiment.env
     start = time.perf_counter()
     rk.run(agent, env, rk.StopAfterNSteps(warm))
@@ -100,9 +103,9 @@ def measure(name: str, seed: int, compile: bool, device: str, scale: float) -> d
     return {"first": first, "step": per_step, "update": update}
 
 
-def compare(name: str, seed: int, device: str, scale: float) -> None:
-    eager = measure(name, seed, False, device, scale)
-    compiled = measure(name, seed, True, device, scale)
+def compare(name: str, seed: int, device: str, scale: float, extra: dict) -> None:
+    eager = measure(name, seed, False, device, scale, extra)
+    compiled = measure(name, seed, True, device, scale, extra)
     compile_s = compiled["first"] - eager["first"]
     line = (
         f"{name} seed {seed}: compile {compile_s:.1f} s; train/step eager "
@@ -147,14 +150,17 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--quick", action="store_true", help="SAC and TD3 on Pendulum, short")
     parser.add_argument("--cache", metavar="CASE", choices=list(CASES), default=None)
+    parser.add_argument("--hidden", default=None, help="hidden layers of every case, e.g. 64,64")
     parser.add_argument("--first-only", metavar="CASE", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(1)
+    extra = {} if args.hidden is None else {"hidden": tuple(map(int, args.hidden.split(",")))}
     if args.first_only:  # a subprocess of --cache: the compiled warm-up run's wall time
         print(measure(args.first_only, 0, True, args.device, 0.1)["first"])
         return
     print(f"torch {torch.__version__}, Python {platform.python_version()}, "
-          f"{platform.processor() or platform.machine()}, device {args.device}, 1 torch thread")
+          f"{platform.processor() or platform.machine()}, device {args.device}, 1 torch thread"
+          + ("" if args.hidden is None else f", hidden {args.hidden}"))
     if args.device.startswith("cuda"):
         print(f"GPU: {torch.cuda.get_device_name()}")
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -166,7 +172,7 @@ def main() -> None:
         for name in cases:
             for seed in range(args.seeds):
                 try:
-                    compare(name, seed, args.device, scale)
+                    compare(name, seed, args.device, scale, extra)
                 except Exception:  # noqa: BLE001 - report the case and go on with the others
                     print(f"{name} seed {seed}: FAILED", flush=True)
                     traceback.print_exc()
