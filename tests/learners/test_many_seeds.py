@@ -87,3 +87,21 @@ def test_bad_seeds_are_refused():
     with pytest.raises(ValueError, match="SeedBlocksEnv.reset: each block is seeded"):
         env.reset(seed=1)
     env.close()
+
+
+def test_batched_matrix_products_and_vmap_learn_the_same():
+    """The ActorCritic fast path (torch.baddbmm) and the generic vmap of functional_call."""
+    torch.set_num_threads(1)
+    results = []
+    for fast in (True, False):
+        envs = [rk.VectorGymEnv("CartPole-v1", 2, seed=s) for s in (0, 1)]
+        env = rk.SeedBlocksEnv(envs, [0, 1])
+        agent = rk.ManySeedsPPO.agent(
+            env, policy_seeds=[10, 11], n_steps=16, batch_size=8, n_epochs=2, fast=fast
+        )
+        assert (agent.policy.stacked.mlps is not None) is fast
+        rk.run(agent, env, rk.StopAfterNSteps(128))
+        results.append(agent.policy.state_dict()["params"])
+        env.close()
+    for key, value in results[0].items():
+        torch.testing.assert_close(value, results[1][key], rtol=1e-5, atol=1e-6, msg=key)

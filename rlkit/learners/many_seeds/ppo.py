@@ -68,7 +68,7 @@ from ..policy_gradient.ppo import PPO
 from ..update import set_learning_rate
 from .stacked import StackedModel
 
-__all__ = ["ManySeedsPPO", "seed_loss", "seed_loss_function"]
+__all__ = ["ManySeedsPPO", "seed_loss", "seed_loss_function", "batched_seed_loss"]
 
 _DIAGNOSTICS = ("policy_loss", "value_loss", "entropy_loss", "approx_kl", "clip_fraction", "loss")
 
@@ -77,7 +77,8 @@ class ManySeedsPPO(StochasticPolicy):
     """PPO for every seed of a :class:`~rlkit.envs.seed_blocks.SeedBlocksEnv` (module
     docstring). ``ManySeedsPPO(env, policy_seeds=[...], device="cpu", **config)``: ``config``
     are PPO's hyperparameters (``rk.PPO.defaults``), the same for every seed; ``policy_seeds``
-    one per block of ``env`` (what a single run of that seed gives ``rk.PPO(seed=...)``).
+    one per block of ``env`` (what a single run of that seed gives ``rk.PPO(seed=...)``);
+    ``fast=False`` computes the ``ActorCritic`` networks with ``vmap`` too (``StackedModel``).
 
     Example:
         >>> import rlkit as rk
@@ -96,6 +97,7 @@ class ManySeedsPPO(StochasticPolicy):
         *,
         policy_seeds: Sequence[int | np.random.SeedSequence],
         device: str | torch.device = "cpu",
+        fast: bool = True,
         **config: Any,
     ) -> None:
         owner = type(self).name
@@ -125,7 +127,7 @@ class ManySeedsPPO(StochasticPolicy):
         self.config = first.config
         self.seeds = list(getattr(env, "seeds", range(len(blocks))))
         self.n_seeds, self.block = len(self.views), env.block
-        self.stacked = StackedModel([v.model for v in self.views])
+        self.stacked = StackedModel([v.model for v in self.views], fast=fast)
         self.params = self.stacked.parameters()
         self.optimizer = _tree(first.config)
         self._loss = vmap(seed_loss_function(self), in_dims=(0, 0, 0, None, None))
@@ -264,10 +266,48 @@ def seed_loss_function(policy: ManySeedsPPO) -> Any:
 
 
 def seed_loss(policy: ManySeedsPPO, minibatch: dict, clip: float, ent_coef: float):
-    """Every seed's PPO loss on its minibatch (``vmap`` of :func:`seed_loss_function`):
-    ``(losses, diagnostics)``, shapes ``(n_seeds,)`` and ``(n_seeds, 6)``."""
+    """Every seed's PPO loss on its minibatch: ``(losses, diagnostics)``, shapes
+    ``(n_seeds,)`` and ``(n_seeds, 6)``; ``vmap`` of :func:`seed_loss_function`, or, for the
+    ``ActorCritic`` MLPs the stacked model computes with batched matrix products, the same
+    terms computed per seed along the first dimension (:func:`batched_seed_loss`)."""
     stacked = policy.stacked
+    if stacked.mlps is not None:
+        return batched_seed_loss(policy, minibatch, clip, ent_coef)
     return policy._loss(stacked.params, stacked.buffers, minibatch, clip, ent_coef)
+
+
+def batched_seed_loss(policy: ManySeedsPPO, mb: dict, clip: float, ent_coef: float):
+    """:func:`seed_loss_function`'s terms for every seed at once, each mean taken over a seed's
+    own rows (dimension 1)."""
+    config = policy.config
+    obs = mb["state"]
+    dist = policy.dist_class.from_inputs(policy.stacked(obs), policy.action_space)
+    log_prob = dist.log_prob(mb["action"])
+    values = policy.stacked(obs, method="value")
+    advantages = mb["advantages"]
+    if config["normalize_advantage"] and advantages.shape[1] > 1:
+        mean, std = advantages.mean(1, keepdim=True), advantages.std(1, keepdim=True)
+        advantages = (advantages - mean) / (std + 1e-8)
+    log_ratio = log_prob - mb["log_prob"]
+    ratio = torch.exp(log_ratio)
+    clipped = advantages * torch.clamp(ratio, 1.0 - clip, 1.0 + clip)
+    policy_loss = -torch.min(advantages * ratio, clipped).mean(1)
+    clip_vf = config["clip_range_vf"]
+    if clip_vf is not None:
+        values = mb["value"] + torch.clamp(values - mb["value"], -clip_vf, clip_vf)
+    v_loss = (mb["returns"] - values).pow(2).mean(1)
+    if ent_coef:
+        ent_loss = -dist.entropy().mean(1)
+        loss = policy_loss + ent_coef * ent_loss + float(config["vf_coef"]) * v_loss
+    else:  # as entropy_term: reported, not back-propagated
+        with torch.no_grad():
+            ent_loss = -dist.entropy().mean(1)
+        loss = policy_loss + float(config["vf_coef"]) * v_loss
+    with torch.no_grad():
+        kl = (torch.exp(log_ratio) - 1 - log_ratio).mean(1)
+        clip_fraction = ((ratio - 1).abs() > clip).float().mean(1)
+        diagnostics = torch.stack([policy_loss, v_loss, ent_loss, kl, clip_fraction, loss], 1)
+    return loss, diagnostics
 
 
 def _per_seed(policy: ManySeedsPPO, x: np.ndarray) -> np.ndarray:
