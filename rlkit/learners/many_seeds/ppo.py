@@ -4,17 +4,19 @@ Each seed ``s`` owns what a single PPO run of that seed owns: an ``rk.PPO`` buil
 seed's policy seed (its network initialisation, its action-sampling generator and its minibatch
 shuffling generator; ``seed_policy(i)``), and a block of ``n_envs`` sub-envs of a
 :class:`~rlkit.envs.seed_blocks.SeedBlocksEnv`. The networks' parameters are stacked
-(:class:`~rlkit.learners.many_seeds.stacked.StackedModel`); acting is one ``vmap``-ed forward
-pass for every seed's sub-envs, then each seed samples its actions with its own generator; the
+(:class:`~rlkit.learners.many_seeds.stacked.StackedModel`: ``vmap`` of ``functional_call``, or
+batched matrix products for the ``ActorCritic`` MLPs); acting is one forward pass for every
+seed's sub-envs, then each seed samples its actions with its own generator; the
 rollout of all sub-envs is one :class:`~rlkit.RolloutTrajectory`, learned from by the on-policy
 driver (rlkit/learners/drivers/on_policy.py) as for any PPO.
 
 What it learns from one rollout, ``update(policy: ManySeedsPPO, batch)``: GAE per sub-env (the
-values of the final states from a ``vmap``-ed forward pass); then ``n_epochs`` epochs over each
+values of the final states from the stacked forward pass); then ``n_epochs`` epochs over each
 seed's minibatches (drawn from that seed's generator, as PPO's ``MultiStep`` draws them); on
-each minibatch :func:`seed_loss` (PPO's loss of one seed, the functions of
-rlkit/learners/policy_gradient/functions.py) is ``vmap``-ed over the seeds and the sum of the
-seeds' losses back-propagated once (the seeds share no parameter, so each seed's gradient is its
+each minibatch every seed's PPO loss (:func:`seed_loss`: the terms of ``ppo_loss`` and
+rlkit/learners/policy_gradient/functions.py, ``vmap``-ed over the seeds or computed per seed
+along the first dimension) is computed at once and the sum of the seeds' losses
+back-propagated once (the seeds share no parameter, so each seed's gradient is its
 own loss's), each seed's gradient clipped by its own norm
 (``rk.optimizers`` ``PerSeedClippedGradient``) and one Adam step taken on the stacked
 parameters (Adam is element-wise: each seed steps as alone). Every seed uses the same
@@ -151,7 +153,7 @@ class ManySeedsPPO(StochasticPolicy):
         view.transitions = self.transitions // self.n_seeds
         return view.hp(name)
 
-    # ---- acting: one vmap-ed forward pass, each seed's own sampling generator ----
+    # ---- acting: one stacked forward pass, each seed's own sampling generator ----
     def _outputs(self, obs: torch.Tensor, method: str | None = None) -> torch.Tensor:
         shaped = obs.reshape(self.n_seeds, self.block, *obs.shape[1:])
         out = self.stacked(shaped, method=method)
