@@ -86,9 +86,10 @@ class ContinuousParams:
     n_critics: int = 2
     n_envs: int = 1
     device: str = "cpu"
+    compile: bool = False  # torch.compile the losses and acting (rlkit/learners/compiled.py)
 
     #: fields that are not the algorithm's hyperparameters
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device")
+    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
 
     def algorithm_config(self) -> dict[str, Any]:
         """The hyperparameters as the algorithm's ``agent(env, **config)`` takes them."""
@@ -260,7 +261,11 @@ def continuous_experiment(
     else:
         env = rk.VectorGymEnv(env_id, p.n_envs, seed=int_seed(env_seed))
     agent = algorithm.agent(
-        env, seed=int_seed(policy_seed), device=p.device, **p.algorithm_config()
+        env,
+        seed=int_seed(policy_seed),
+        device=p.device,
+        compile=p.compile,
+        **p.algorithm_config(),
     )
     return rk.Experiment(
         policy=agent,

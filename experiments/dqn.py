@@ -126,6 +126,8 @@ class DQNParams:
     # sub-envs stepped together (rk.VectorGymEnv, sync backend) when > 1; every schedule above
     # counts transitions, so the ratio of gradient steps to transitions is the single env's
     n_envs: int = 1
+    # torch.compile the loss and the acting forward pass (rlkit/learners/compiled.py)
+    compile: bool = False
 
     #: former names, still accepted with a warning (``make_experiment``): old name -> new name
     RENAMED: ClassVar[dict[str, str]] = {"learning_rate": "lr"}
@@ -400,6 +402,7 @@ def _dqn(env_id: str, p: DQNParams, s: RecipeSeeds) -> rk.Experiment:
                     sampler=replay_sampler(p, s.sampler),
                     controller=zoo_controller(p),
                     gamma=p.gamma,
+                    compile=p.compile,
                 ),
                 zoo_explorer(p, s.explorer),
             ),
@@ -427,6 +430,7 @@ def PrioritizedDQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experi
                     sampler=replay_sampler(p, s.sampler),
                     controller=zoo_controller(p),
                     gamma=p.gamma,
+                    compile=p.compile,
                 ),
                 zoo_explorer(p, s.explorer),
             ),
@@ -462,6 +466,7 @@ def QRDQN_CartPole(seed: int = 0, p: DQNParams = QRDQN_CARTPOLE) -> rk.Experimen
                     sampler=replay_sampler(p, s.sampler),
                     controller=zoo_controller(p),
                     gamma=p.gamma,
+                    compile=p.compile,
                 ),
                 zoo_explorer(p, s.explorer),
             ),
@@ -486,6 +491,7 @@ def BasicDQN_CartPole(seed: int = 0, p: DQNParams = BASIC_CARTPOLE) -> rk.Experi
                     sampler=replay_sampler(p, s.sampler),
                     controller=zoo_controller(p),
                     gamma=p.gamma,
+                    compile=p.compile,
                 ),
                 # ReinforcementLearning.jl's schedule: epsilon-greedy from step 1, exponential
                 zoo_explorer(p, s.explorer, schedule="exp", random_warmup=False),

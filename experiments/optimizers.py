@@ -76,8 +76,9 @@ class TRPOParams:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     log_std_init: float = 0.0
+    compile: bool = False  # refused by TRPO (rlkit/learners/compiled.py), listed for uniformity
 
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device")
+    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
 
     def algorithm_config(self, owner: str = "TRPO") -> dict[str, Any]:
         """The hyperparameters as ``rk.TRPO.agent(env, **config)`` takes them."""
@@ -131,8 +132,9 @@ class ESParams:
     hidden: tuple[int, ...] = (16,)
     activation: str = "tanh"
     log_std_init: float = 0.0
+    compile: bool = False  # refused by ES (rlkit/learners/compiled.py), listed for uniformity
 
-    run_fields: ClassVar[tuple[str, ...]] = ("generations", "device")
+    run_fields: ClassVar[tuple[str, ...]] = ("generations", "device", "compile")
 
     def algorithm_config(self) -> dict[str, Any]:
         """The hyperparameters as ``rk.ES.agent(env, **config)`` takes them."""
@@ -183,7 +185,11 @@ def trpo_experiment(
     else:
         env = rk.VectorGymEnv(env_id, p.n_envs, seed=int_seed(env_seed))
     agent = rk.TRPO.agent(
-        env, seed=int_seed(policy_seed), device=p.device, **p.algorithm_config(owner)
+        env,
+        seed=int_seed(policy_seed),
+        device=p.device,
+        compile=p.compile,
+        **p.algorithm_config(owner),
     )
     return rk.Experiment(
         policy=agent,
@@ -212,7 +218,10 @@ def ES_CartPole(seed: int = 0, p: ESParams = ES_CARTPOLE) -> rk.Experiment:
     generations of 16 antithetic pairs)."""
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = rk.GymEnv("CartPole-v1", seed=int_seed(env_seed))
-    agent = rk.ES.agent(env, seed=int_seed(policy_seed), device=p.device, **p.algorithm_config())
+    agent = rk.ES.agent(
+        env, seed=int_seed(policy_seed), device=p.device, compile=p.compile,
+        **p.algorithm_config(),
+    )  # fmt: skip
     return rk.Experiment(
         policy=agent,
         env=env,

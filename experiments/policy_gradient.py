@@ -58,6 +58,7 @@ __all__ = [
     "PPO_ACROBOT",
     "PPO_PENDULUM",
     "build_pg_agent",
+    "many_seeds_experiment",
 ]
 
 
@@ -92,10 +93,11 @@ class OnPolicyParams:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     log_std_init: float = 0.0
+    compile: bool = False  # torch.compile the loss and acting (rlkit/learners/compiled.py)
 
     algorithm: ClassVar[str] = "A2C"
     #: fields that are not the algorithm's hyperparameters
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device")
+    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
     #: fields that may be rl-baselines3-zoo's ``"lin_<start>"``
     schedulable: ClassVar[tuple[str, ...]] = ("lr",)
 
@@ -222,7 +224,7 @@ def build_pg_agent(
     env = rk.VectorGymEnv(env_id, p.n_envs, backend=backend, seed=env_seed)
     algorithm = getattr(rk, p.algorithm)
     agent = algorithm.agent(
-        env, seed=policy_seed, device=p.device, **p.algorithm_config(owner)
+        env, seed=policy_seed, device=p.device, compile=p.compile, **p.algorithm_config(owner)
     )
     return agent, env
 
@@ -239,9 +241,43 @@ def _experiment(env_id: str, p: OnPolicyParams, seed: int, fn: Callable) -> rk.E
     )
 
 
+def many_seeds_experiment(
+    env_id: str, p: PPOParams, seeds: list[int], fn: Callable
+) -> rk.Experiment:
+    """The PPO recipe ``fn`` for every seed of ``seeds`` in one process: each seed's vector env
+    and policy seeded as its single run seeds them (``build_pg_agent``), the parameters stacked
+    and the losses vmap-ed (``rk.ManySeedsPPO``), ``total_steps`` per seed, the returns of
+    every seed's episodes in ``rk.TotalRewardPerSeed``."""
+    owner = fn.__name__
+    if p.compile:
+        raise ValueError(
+            f"{owner}: compile=True and seeds=[...] together are not supported; give one"
+        )
+    envs, policy_seeds = [], []
+    for seed in seeds:
+        env_seed, policy_seed = spawn_seeds(seed, 2)
+        envs.append(rk.VectorGymEnv(env_id, p.n_envs, seed=env_seed))
+        policy_seeds.append(policy_seed)
+    env = rk.SeedBlocksEnv(envs, seeds)
+    config = p.algorithm_config(owner)
+    agent = rk.ManySeedsPPO.agent(env, policy_seeds=policy_seeds, device=p.device, **config)
+    return rk.Experiment(
+        policy=agent,
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps * len(seeds)),
+        hook=rk.TotalRewardPerSeed(),
+        description=(fn.__doc__ or "").strip(),
+        threads=1,
+    )
+
+
 @rk.experiment
-def PPO_CartPole(seed: int = 0, p: PPOParams = PPO_CARTPOLE) -> rk.Experiment:
+def PPO_CartPole(
+    seed: int = 0, p: PPOParams = PPO_CARTPOLE, seeds: list[int] | None = None
+) -> rk.Experiment:
     """PPO on CartPole-v1 with rl-baselines3-zoo's hyperparameters (8 envs, 100k steps)."""
+    if seeds is not None:
+        return many_seeds_experiment("CartPole-v1", p, seeds, PPO_CartPole)
     return _experiment("CartPole-v1", p, seed, PPO_CartPole)
 
 
@@ -258,8 +294,12 @@ def VPG_CartPole(seed: int = 0, p: VPGParams = VPG_CARTPOLE) -> rk.Experiment:
 
 
 @rk.experiment
-def PPO_Acrobot(seed: int = 0, p: PPOParams = PPO_ACROBOT) -> rk.Experiment:
+def PPO_Acrobot(
+    seed: int = 0, p: PPOParams = PPO_ACROBOT, seeds: list[int] | None = None
+) -> rk.Experiment:
     """PPO on Acrobot-v1, zoo's settings with 8 envs and 200k steps, no VecNormalize."""
+    if seeds is not None:
+        return many_seeds_experiment("Acrobot-v1", p, seeds, PPO_Acrobot)
     return _experiment("Acrobot-v1", p, seed, PPO_Acrobot)
 
 

@@ -101,10 +101,12 @@ _LAZY: dict[str, str] = {
     "CheckpointHook": "rlkit.hooks.checkpoint",
     "CheckpointError": "rlkit.hooks.checkpoint",
     "DatasetRecorder": "rlkit.hooks.dataset_recorder",
+    "TotalRewardPerSeed": "rlkit.hooks.per_seed",
     # environments
     "GymEnv": "rlkit.envs.gym",
     "OfflineEnv": "rlkit.envs.offline",
     "VectorGymEnv": "rlkit.envs.vector",
+    "SeedBlocksEnv": "rlkit.envs.seed_blocks",
     **dict.fromkeys(["check_env", "EnvCheckError", "EnvReport"], "rlkit.envs.check"),
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
@@ -217,6 +219,7 @@ _LAZY: dict[str, str] = {
     "IMPALA": "rlkit.learners.policy_gradient.impala",
     "TRPO": "rlkit.learners.policy_gradient.trpo",
     "ES": "rlkit.learners.policy_gradient.es",
+    "ManySeedsPPO": "rlkit.learners.many_seeds.ppo",
     # continuous control: off-policy actor-critics and action noise
     "SAC": "rlkit.learners.actor_critic.sac",
     "TD3": "rlkit.learners.actor_critic.td3",

@@ -74,6 +74,13 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("name", help="experiment name, e.g. TabularQLearning_CliffWalking")
     run.add_argument("--seed", type=int, default=0, help="random seed, >= 0 (default 0)")
     run.add_argument(
+        "--seeds",
+        default=None,
+        metavar="SEEDS",
+        help="train several seeds in one process (0-4, or 0,3,7; recipes with many-seed "
+        "support: PPO_CartPole, PPO_Acrobot); results are reported per seed",
+    )
+    run.add_argument(
         "--steps",
         type=int,
         default=None,
@@ -352,7 +359,8 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(f"--logdir {args.logdir} is a file, not a folder; give a folder for the run")
     try:
         overrides = _overrides(args)
-        experiment = make_experiment(args.name, seed=args.seed, **overrides)
+        seeds = None if args.seeds is None else parse_seeds(args.seeds)
+        experiment = make_experiment(args.name, seed=args.seed, seeds=seeds, **overrides)
     except (UnknownExperimentError, TypeError, ValueError) as error:
         return _fail(error)
     except ModuleNotFoundError as error:  # torch for a deep recipe
@@ -370,12 +378,12 @@ def _run(args: argparse.Namespace) -> int:
             run_dir = args.logdir
             prepare_logdir(run_dir, config, restart=args.restart)
         else:
-            run_dir = new_run_dir(args.out, args.name, args.seed)
+            run_dir = new_run_dir(args.out, args.name, _seed_label(experiment, sep="")[4:])
     except RunDirError as error:
         return _fail(error)
     write_config(run_dir, config)
     if not args.quiet:
-        print(f"{experiment.name} (seed {args.seed}): {experiment.description}")
+        print(f"{experiment.name} ({_seed_label(experiment)}): {experiment.description}")
         if (line := _settings(experiment, overrides)) is not None:
             print(line)
         print(f"results go to {run_dir}{_tensorboard_note(run_dir, config)}", flush=True)
@@ -414,6 +422,7 @@ def _execute(
         resume_from=resume_from,
     )
     report_evaluations(experiment, run_dir, quiet=quiet)
+    report_seeds(experiment, quiet=quiet)
     if not quiet:
         report_checkpoint(run_dir)
     if stop.is_set():
@@ -430,6 +439,14 @@ def _save_policy(experiment: Any, run_dir: Path, quiet: bool = False) -> None:
     a policy kind without artifacts only gets a note (on standard error when ``quiet``)."""
     from ..deploy.save_load import RUN_DIR_ARTIFACT, save
 
+    if experiment.seeds is not None:  # one artifact per seed
+        many = experiment.policy.policy
+        for i, seed in enumerate(experiment.seeds):
+            path = run_dir / f"policy-seed{seed}.rlkit"
+            save(many.seed_policy(i), path)
+        if not quiet:
+            print(f"each seed's trained policy written to {run_dir}/policy-seed<S>.rlkit")
+        return
     try:
         save(experiment.policy, run_dir / RUN_DIR_ARTIFACT)
     except (TypeError, ValueError, ModuleNotFoundError) as error:  # e.g. safetensors missing
@@ -482,7 +499,7 @@ def _resume(args: argparse.Namespace) -> int:
     try:
         meta = read_checkpoint(newest)["meta"]
         overrides = _renamed(name, config.get("overrides", {}))
-        experiment = make_experiment(name, seed=seed, **overrides)
+        experiment = make_experiment(name, seed=seed, seeds=config.get("seeds"), **overrides)
     except (CheckpointError, UnknownExperimentError, TypeError, ValueError) as error:
         return _fail(error)
     except ModuleNotFoundError as error:
@@ -518,6 +535,50 @@ def _plot(args: argparse.Namespace) -> int:
         return _fail(error, status=1)
     print(f"learning curve written to {path}")
     return 0
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``--seeds``: ``"0-4"`` (a range, both ends included), ``"0,3,7"`` or ``"5"``.
+
+    Example:
+        >>> parse_seeds("0-4"), parse_seeds("1,3")
+        ([0, 1, 2, 3, 4], [1, 3])
+    """
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            low, _, high = part.strip().partition("-")
+            seeds.extend(range(int(low), int(high or low) + 1))
+    except ValueError:
+        raise ValueError(
+            f"--seeds must be a range (0-4) or a list (0,3,7) of non-negative integers, got "
+            f"{text!r}"
+        ) from None
+    if not seeds:
+        raise ValueError(f"--seeds names no seed: {text!r} (a range such as 0-4)")
+    return seeds
+
+
+def _seed_label(experiment: Any, sep: str = " ") -> str:
+    """``"seed 0"`` for one seed; ``"seeds 0-4"`` or ``"seeds 0,3,7"`` for several."""
+    seeds = experiment.seeds
+    if seeds is None:
+        return f"seed{sep}{experiment.seed}"
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 1:
+        return f"seeds{sep}{seeds[0]}-{seeds[-1]}"
+    return f"seeds{sep}" + ",".join(map(str, seeds))
+
+
+def report_seeds(experiment: Any, *, quiet: bool) -> None:
+    """Each seed's episodes and mean return over its last 10 (a run of several seeds)."""
+    from ..hooks.per_seed import TotalRewardPerSeed
+
+    hook = find_hook(experiment.hook, TotalRewardPerSeed)
+    if quiet or hook is None:
+        return
+    means = hook.summary(10)
+    for seed, values in hook.per_seed.items():
+        print(f"seed {seed}: {len(values)} episodes, mean return of the last 10: {means[seed]:.1f}")
 
 
 def _hooks(

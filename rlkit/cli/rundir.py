@@ -81,6 +81,7 @@ def make_config(
     return {
         "experiment": experiment.name,
         "seed": experiment.seed,
+        **({} if experiment.seeds is None else {"seeds": list(experiment.seeds)}),
         "params": _json_safe(experiment.params),
         "overrides": _json_safe(overrides),
         "env": env_record(experiment.env),
@@ -175,7 +176,7 @@ def prepare_logdir(run_dir: Path, config: dict[str, Any], *, restart: bool) -> N
         shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
-def new_run_dir(parent: Path, name: str, seed: int) -> Path:
+def new_run_dir(parent: Path, name: str, seed: int | str) -> Path:
     """A new folder ``parent/NAME-seedS-DATE-TIME`` (with a suffix if it exists)."""
     if parent.exists() and not parent.is_dir():
         raise RunDirError(f"--out {parent} is a file, not a folder")

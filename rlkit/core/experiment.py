@@ -23,7 +23,7 @@ import re
 import types
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -31,6 +31,7 @@ from typing import Any
 from .checks import ArgumentTypeError, is_int, is_real, non_negative_int, positive_int
 from .dispatch import run_arguments
 from .run import run
+from .seeding import check_seeds
 
 __all__ = [
     "Experiment",
@@ -38,6 +39,7 @@ __all__ = [
     "experiment",
     "list_experiments",
     "make_experiment",
+    "many_seed_recipes",
     "recipe_parameters",
     "renamed_parameters",
     "UnknownExperimentError",
@@ -92,6 +94,9 @@ class Experiment:
     threads: int | None = None
     #: every parameter of the recipe it was made from (``make_experiment`` fills it)
     params: dict[str, Any] = field(default_factory=dict)
+    #: the seeds of a run of several seeds in one process (``make_experiment(name,
+    #: seeds=[...])``; None: one seed, ``seed``)
+    seeds: list[int] | None = None
 
     def run(self) -> Any:
         """Run the experiment; return its hook."""
@@ -226,7 +231,7 @@ def recipe_parameters(name: str) -> dict[str, RecipeParameter]:
     return {
         p.name: RecipeParameter(p.name, hints.get(p.name, Any), p.default)
         for p in list(inspect.signature(fn).parameters.values())[1:]
-        if p.default is not inspect.Parameter.empty
+        if p.default is not inspect.Parameter.empty and p.name != "seeds"
     }
 
 
@@ -252,8 +257,9 @@ def _type_hints(obj: Any) -> dict[str, Any]:
 
 def _params_dataclass(fn: Callable[..., Experiment]) -> tuple[str | None, Any]:
     """``(parameter name, dataclass instance)`` when the recipe's parameters after ``seed`` are
-    one dataclass instance, else ``(None, None)``."""
-    rest = list(inspect.signature(fn).parameters.values())[1:]
+    one dataclass instance (and ``seeds``, for a recipe that runs many seeds at once), else
+    ``(None, None)``."""
+    rest = [p for p in list(inspect.signature(fn).parameters.values())[1:] if p.name != "seeds"]
     if len(rest) == 1 and dataclasses.is_dataclass(rest[0].default):
         return rest[0].name, rest[0].default
     return None, None
@@ -270,9 +276,14 @@ def _recipe(name: str) -> Callable[..., Experiment]:
     return _REGISTRY[name]
 
 
-def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
+def make_experiment(
+    name: str, seed: int = 0, *, seeds: Sequence[int] | None = None, **overrides: Any
+) -> Experiment:
     """Build the registered recipe ``name`` with ``seed``, overriding some of its parameters
-    (:func:`recipe_parameters` lists them).
+    (:func:`recipe_parameters` lists them). ``seeds=[0, 1, 2, 3, 4]`` builds one experiment that
+    trains every seed in one process (docs/how-to/speed.md; the recipes whose function takes a
+    ``seeds`` argument: ``PPO_CartPole``, ``PPO_Acrobot``), each seed as its single run would
+    (``seed`` is then ignored: the experiment's ``seed`` is the first of ``seeds``).
 
     Raises :class:`UnknownExperimentError` listing the known names, and, before building
     anything, ``TypeError`` for an unknown parameter (listing the accepted ones) or a value of
@@ -289,6 +300,15 @@ def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
     """
     fn = _recipe(name)
     seed = non_negative_int(name, "seed", seed)
+    many: dict[str, Any] = {}
+    if seeds is not None:
+        if "seeds" not in inspect.signature(fn).parameters:
+            raise ValueError(
+                f"{name}: seeds=[...] (many seeds in one process) is not supported by this "
+                f"recipe; the recipes that support it: {', '.join(many_seed_recipes())}"
+            )
+        many = {"seeds": check_seeds(name, seeds)}
+        seed = many["seeds"][0]
     declared = recipe_parameters(name)
     overrides = renamed_parameters(name, overrides)
     unknown = [key for key in overrides if key not in declared]
@@ -306,15 +326,28 @@ def make_experiment(name: str, seed: int = 0, **overrides: Any) -> Experiment:
         check = getattr(params, "check", None)
         if check is not None:
             check(name)
-        exp = fn(seed=seed, **{container: params})
+        exp = fn(seed=seed, **{container: params}, **many)
     else:
-        exp = fn(seed=seed, **values)
+        exp = fn(seed=seed, **values, **many)
     if not isinstance(exp, Experiment):
         raise TypeError(f"recipe {name!r} returned {type(exp).__name__}, not an rk.Experiment")
     exp.name, exp.seed = name, seed
     exp.description = exp.description or _describe(fn)
     exp.params = {key: values.get(key, p.default) for key, p in declared.items()}
+    exp.seeds = many.get("seeds")
     return exp
+
+
+def many_seed_recipes() -> list[str]:
+    """The recipes ``make_experiment(name, seeds=[...])`` accepts (their function takes
+    ``seeds``).
+
+    Example:
+        >>> "PPO_CartPole" in many_seed_recipes()
+        True
+    """
+    _load_entry_points()
+    return sorted(n for n, fn in _REGISTRY.items() if "seeds" in inspect.signature(fn).parameters)
 
 
 def renamed_parameters(name: str, overrides: dict[str, Any]) -> dict[str, Any]:

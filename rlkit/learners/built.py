@@ -65,6 +65,7 @@ from ..policies.stochastic import StochasticPolicy, is_vector_env
 from ..schedules import Schedule
 from ..trajectories.rollout import RolloutTrajectory
 from .batch import Batch, fn_name
+from .compiled import compile_mode, compiled, plain_tree, refuse_compile
 from .function_checks import check_dict_result, check_model_outputs, check_signature
 from .hyperparameters import check_hyperparameters, check_minibatches, reads_hidden
 
@@ -181,6 +182,7 @@ class BuiltPolicy(StochasticPolicy):
         action_space: Any = None,
         seed: int | np.random.SeedSequence = 0,
         device: str | torch.device = "cpu",
+        compile: bool | str = False,  # noqa: A002 - the documented name (docs/how-to/speed.md)
         **config: Any,
     ) -> None:
         owner = type(self).name
@@ -202,6 +204,11 @@ class BuiltPolicy(StochasticPolicy):
         self.rng = np.random.default_rng(seeds["shuffle"])
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = self.make_optimizer(owner)
+        self.compile_mode = compile_mode(owner, compile, device)
+        if self.compile_mode is not None:
+            self.check_compilable(owner)
+        self.loss_fns = self.compiled_losses()
+        self.acting_model = compiled(self.model, self.compile_mode)
         self.transitions = 0  # environment transitions seen (the schedules' clock)
         self.updates = 0  # learning steps (one per full rollout)
         self.gradient_steps = 0
@@ -242,6 +249,27 @@ class BuiltPolicy(StochasticPolicy):
         if isinstance(tree, OptimizerModule):
             reseed_modules(tree, self.rng)
         return tree
+
+    def check_compilable(self, owner: str) -> None:
+        """Refuse ``compile=True`` unless the optimizer tree only takes gradient steps (a
+        compiled loss serves one evaluation and back-propagation per step)."""
+        if not plain_tree(self.optimizer):
+            refuse_compile(
+                owner, "its optimizer evaluates the loss in other ways than one gradient step "
+                "(a natural gradient, a line search, evolutionary perturbations)",
+            )  # fmt: skip
+
+    def compiled_losses(self) -> Any:
+        """``loss_fn`` (a dict of them: each), compiled when ``compile=True``."""
+        fns = type(self).loss_fn
+        if isinstance(fns, Mapping):
+            return {name: compiled(fn, self.compile_mode) for name, fn in fns.items()}
+        return compiled(fns, self.compile_mode)
+
+    def distribution(self, obs: torch.Tensor, mask: Any = None) -> Any:
+        """The action distribution for a batch of observations, from the acting forward pass
+        (compiled when ``compile=True``)."""
+        return self.dist_class.from_inputs(self.acting_model(obs), self.action_space, mask)
 
     def __repr__(self) -> str:
         return f"{type(self).name}({self.dist_class.__name__})"

@@ -47,12 +47,10 @@ from ..core.dispatch import update
 from ..optimizers import EarlyStop, GradientDescent, NonFiniteError, OptimizerModule
 from .batch import Batch, flatten, fn_name
 from .built import BuiltPolicy
+from .compiled import plain_tree
 from .function_checks import check_dict_result
 
 __all__ = ["learn", "postprocessed", "refused", "set_learning_rate", "LossClosures"]
-
-_PLAIN = ("multi_step", "clipped_step", "gradient_descent")
-
 
 def postprocessed(policy: Any, batch: Mapping[str, Any]) -> Batch:
     """``postprocess_fn(policy, batch)`` (when the algorithm has one), checked to be a dict."""
@@ -79,13 +77,6 @@ def set_learning_rate(tree: Any, lr: float) -> None:
         set_learning_rate(child, lr)
 
 
-def _plain(tree: Any) -> bool:
-    """Whether ``tree`` only takes gradient steps (no KL divergence needed)."""
-    if getattr(tree, "type_name", None) not in _PLAIN:
-        return False
-    return all(_plain(child) for child in tree.children().values())
-
-
 class LossClosures:
     """``fn_loss`` and ``fn_kl_divergence`` over ``flat`` for ``policy`` (module docstring);
     ``means()`` are the loss diagnostics averaged over the steps taken."""
@@ -105,8 +96,7 @@ class LossClosures:
 
     def fn_loss(self, indices: Any = None) -> torch.Tensor:
         policy = self.policy
-        cls = type(policy)
-        out = cls.loss_fn(policy, policy.model, policy.dist_class, self.rows(indices))
+        out = policy.loss_fns(policy, policy.model, policy.dist_class, self.rows(indices))
         loss, info = out if isinstance(out, tuple) else (out, {})
         _check_loss(policy, loss)
         info = {k: float(v) for k, v in info.items()}
@@ -161,7 +151,7 @@ def learn(policy: Any, batch: Mapping[str, Any]) -> None:
     tree: OptimizerModule = policy.optimizer
     if policy.lr_driven and "lr" in policy.config:
         set_learning_rate(tree, float(policy.hp("lr")))
-    closures = LossClosures(policy, flat, with_kl=not _plain(tree))
+    closures = LossClosures(policy, flat, with_kl=not plain_tree(tree))
     fns: dict[str, Any] = {"batch_size": len(flat), "generator": policy.rng}
     if closures.old_inputs is not None:
         fns["fn_kl_divergence"] = closures.fn_kl_divergence

@@ -75,6 +75,7 @@ from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
+from ..compiled import compiled, plain_tree, refuse_compile
 from ..hyperparameters import hidden_sizes, reads_hidden
 
 __all__ = [
@@ -265,6 +266,8 @@ class OffPolicyActorCritic(BuiltPolicy):
         }
         self.target_modules = {name: target for name, target, _ in polyak_pairs(self.model)}
         self.steps = 0  # environment (vector) steps
+        #: the actor that acts (compiled when compile=True; it shares the model's parameters)
+        self.acting_actor = compiled(self.model.actor, self.compile_mode)
         # transitions (SB3's num_timesteps), updates (rounds of gradient steps) and
         # gradient_steps (SB3's _n_updates) are counted by BuiltPolicy
 
@@ -287,6 +290,12 @@ class OffPolicyActorCritic(BuiltPolicy):
         finite_float(owner, "lr", c["lr"], low=0, low_open=True)
         if reads_hidden(type(self).model_fn):  # a user's model gives hidden its own meaning
             hidden_sizes(owner, c["hidden"])
+
+    def check_compilable(self, owner: str) -> None:
+        """Refuse ``compile=True`` unless each loss's optimizer only takes gradient steps."""
+        for name, tree in self.optimizer.items():
+            if not plain_tree(tree):
+                refuse_compile(owner, f"the optimizer of its {name} loss is not a gradient step")
 
     def distribution_class(self, action_space: Any) -> None:
         """None: the algorithm's :meth:`explore` acts (no action distribution class)."""
@@ -504,7 +513,7 @@ class OffPolicyActorCritic(BuiltPolicy):
     # ---- what update(policy, batch) calls: one loss, one optimizer; the targets ----
     def step_loss(self, name: str, batch: Batch) -> dict[str, float]:
         """One step of the optimizer of loss ``name`` on ``batch``; the loss's diagnostics."""
-        fn = type(self).loss_fn[name]
+        fn = self.loss_fns[name]  # compiled when compile=True
         info: dict[str, float] = {}
 
         def fn_loss() -> torch.Tensor:

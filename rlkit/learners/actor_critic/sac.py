@@ -197,10 +197,13 @@ def sac_model(state_space, action_space, dist_class, config, seed):
     )
 
 
-def squashed_sample(model: Any, obs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def squashed_sample(
+    model: Any, obs: torch.Tensor, generator: torch.Generator, actor: Any = None
+) -> torch.Tensor:
     """SAC's action in ``[-1, 1]``: ``tanh(mean + std * noise)``, the noise drawn with
-    ``generator`` (acting, and ``predict(deterministic=False)``)."""
-    mean, log_std = model.actor(obs)
+    ``generator`` (acting, and ``predict(deterministic=False)``); ``actor`` computes the mean and
+    log-std (``model.actor`` when None; the compiled actor when acting with ``compile=True``)."""
+    mean, log_std = (model.actor if actor is None else actor)(obs)
     noise = torch.randn(mean.shape, generator=generator).to(mean.device)
     return torch.tanh(mean + log_std.exp() * noise)
 
@@ -226,7 +229,7 @@ class SACBase(OffPolicyActorCritic):
     sample_fn = staticmethod(squashed_sample)  # what an inference artifact names
 
     def explore(self, obs: torch.Tensor) -> torch.Tensor:
-        return squashed_sample(self.model, obs, self.generator)
+        return squashed_sample(self.model, obs, self.generator, self.acting_actor)
 
     def sample_scaled(self, obs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         return squashed_sample(self.model, obs, generator)

@@ -138,7 +138,7 @@ class TD3Base(OffPolicyActorCritic):
         finite_float(owner, "target_noise_clip", c["target_noise_clip"], low=0)
 
     def explore(self, obs: torch.Tensor) -> torch.Tensor:
-        actions = self.model.actor(obs)
+        actions = self.acting_actor(obs)
         if self.noise is None:
             return actions
         noise = self.noise(actions.shape[0], self.n_actions)

@@ -17,7 +17,7 @@ from ...trajectories.rollout import RolloutTrajectory
 from ..batch import Batch
 from ..built import BuiltPolicy
 
-__all__ = ["rollout_batch"]
+__all__ = ["rollout_batch", "learn_when_full"]
 
 
 def rollout_batch(trajectory: RolloutTrajectory) -> Batch:
@@ -37,6 +37,13 @@ def _copy(value: Any) -> Any:
 # ---- PostAct: count the transitions; learn when the rollout is full ----
 @update.dispatch
 def _(policy: BuiltPolicy, trajectory: RolloutTrajectory, env: AnyEnv, stage: PostActStage, /):
+    learn_when_full(policy, trajectory)
+
+
+def learn_when_full(policy: Any, trajectory: RolloutTrajectory) -> None:
+    """The driver's rule: count the transitions; when the rollout is full,
+    ``update(policy, rollout_batch(trajectory))``, then clear it (also the PostAct method of
+    ``ManySeedsPPO``, rlkit/learners/many_seeds/ppo.py, registered there)."""
     policy.transitions += trajectory.n_envs
     if trajectory.full:
         update(policy, rollout_batch(trajectory))

@@ -64,8 +64,11 @@ class BasicDQNBase(ValueBasedLearner):
         gamma: float = 0.99,
         loss: str = "huber",
         residual: bool = True,
+        compile: bool | str = False,  # noqa: A002 - rlkit/learners/compiled.py
     ) -> None:
-        super().__init__(approximator, sampler=sampler, controller=controller, gamma=gamma)
+        super().__init__(
+            approximator, sampler=sampler, controller=controller, gamma=gamma, compile=compile
+        )
         loss_function(type(self).__name__, loss)  # refuses an unknown name now
         self.loss_kind = loss
         self.residual = bool(residual)

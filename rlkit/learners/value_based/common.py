@@ -69,6 +69,7 @@ from ...optimizers.synchronization import Synchronization
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..batch import Batch
 from ..built import describe_update, with_updates
+from ..compiled import compile_mode, compiled, plain_tree, refuse_compile
 
 __all__ = [
     "to_tensors",
@@ -282,6 +283,7 @@ class ValueBasedLearner(AbstractLearner):
         gamma: float = 0.99,
         target: TargetNetwork | None = None,
         target_update_on: str = "env_step",
+        compile: bool | str = False,  # noqa: A002 - the documented name (docs/how-to/speed.md)
     ) -> None:
         name = type(self).__name__
         if not isinstance(approximator, NeuralNetworkApproximator):
@@ -325,7 +327,17 @@ class ValueBasedLearner(AbstractLearner):
         self._target_per_gradient_step = target is not None and target_update_on == "gradient_step"
         self._cpu = self.device.type == "cpu"
         self._sampler_draws_batches = _draws_batches(self.sampler)
-        self._act_forward = fast_forward(self.model)
+        #: the torch.compile mode (None: eager), rlkit/learners/compiled.py
+        self.compile_mode = compile_mode(name, compile, self.device)
+        if self.compile_mode is not None and not plain_tree(approximator.module):
+            refuse_compile(name, "its approximator's optimizer is not a gradient step")
+        loss_fn = type(self).loss_fn
+        self._loss_fn = loss_fn if loss_fn is None else compiled(loss_fn, self.compile_mode)
+        self._act_forward = (
+            fast_forward(self.model)
+            if self.compile_mode is None
+            else compiled(self.model, self.compile_mode)
+        )
         self.state_space: Any = None  # set by check() when a run starts
         self.action_space: Any = None
         self.env_steps = 0
@@ -463,7 +475,7 @@ class ValueBasedLearner(AbstractLearner):
 
     def compute_loss(self, batch: Batch) -> tuple[torch.Tensor, Mapping[str, Any]]:
         """``loss_fn(self, model, None, batch)`` as ``(loss, info)``."""
-        loss_fn = type(self).loss_fn
+        loss_fn = self._loss_fn  # type(self).loss_fn, compiled when compile=True
         if loss_fn is None:
             raise TypeError(
                 f"{type(self).__name__}: no loss_fn; make learners with "

@@ -87,6 +87,7 @@ class DQNBase(ValueBasedLearner):
         target_update_on: str = "env_step",
         double: bool = False,
         loss: str = "huber",
+        compile: bool | str = False,  # noqa: A002 - rlkit/learners/compiled.py
     ) -> None:
         super().__init__(
             approximator,
@@ -95,6 +96,7 @@ class DQNBase(ValueBasedLearner):
             gamma=gamma,
             target=target,
             target_update_on=target_update_on,
+            compile=compile,
         )
         self.double = bool(double)
         loss_function(type(self).__name__, loss)  # refuses an unknown name now

@@ -93,6 +93,7 @@ class QRDQNBase(ValueBasedLearner):
         target_update_on: str = "env_step",
         double: bool = False,
         kappa: float = 1.0,
+        compile: bool | str = False,  # noqa: A002 - rlkit/learners/compiled.py
     ) -> None:
         name = type(self).__name__
         n_quantiles = positive_int(name, "n_quantiles", n_quantiles)
@@ -104,6 +105,7 @@ class QRDQNBase(ValueBasedLearner):
             gamma=gamma,
             target=target,
             target_update_on=target_update_on,
+            compile=compile,
         )
         self.n_quantiles = self.outputs_per_action = n_quantiles
         self.kappa = float(kappa)
