@@ -121,6 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipes", nargs="+", required=True)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds from this one on")
     parser.add_argument("--steps", type=int, default=2500, help="gradient steps")
     parser.add_argument("--eval-every", type=int, default=0, help="0: only at the end")
     parser.add_argument("--episodes", type=int, default=10, help="evaluation episodes")
@@ -134,8 +135,10 @@ def main() -> None:
     datasets = {}
     for name in args.recipes:  # made here, once, before the runs share them
         datasets[name] = rk.make_experiment(name, 0, **extra).env.dataset
-    jobs = [(name, seed, extra, args.q_estimates) for name in args.recipes
-            for seed in range(args.seeds)]  # fmt: skip
+    # seeds outside: a study cut short has every recipe's first seeds
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    jobs = [(name, seed, extra, args.q_estimates) for seed in seeds
+            for name in args.recipes]  # fmt: skip
     results = []
     if args.jobs > 1:
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:

@@ -7,7 +7,7 @@ a dataset that the recipe makes with a bundled online recipe when it is missing.
   ``DQN_CartPole`` (its replay buffer, the kind of data Tianshou's offline CI uses).
 * ``CQL_PendulumMedium``, ``TD3BC_PendulumMedium``, ``IQL_PendulumMedium``: a briefly trained
   ``SAC_Pendulum`` policy ("medium": about half-way from a random policy's return to the
-  expert's).
+  expert's), sampling its actions as D4RL's datasets do (:class:`DatasetSource`).
 * ``IQL_PendulumMediumReplay``: the whole training run of that ``SAC_Pendulum`` recorded (its
   replay buffer: random actions first, then the learning policy's).
 * ``IQL_HalfCheetahMedium``: IQL on MuJoCo ``HalfCheetah-v5`` from a ``SAC_HalfCheetah`` policy
