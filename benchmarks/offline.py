@@ -19,6 +19,17 @@ evaluation). Each trained policy is evaluated on ``--eval-episodes`` determinist
 ``Pendulum-v1`` from the same initial states on both sides (``rk.evaluate`` seeded ``10_000 +
 seed``; the worker resets its env with the reset seed ``rk.evaluate`` derives from it).
 
+The discrete algorithms (``--algos discrete_cql discrete_bc``) run the same way on a CartPole
+dataset (``--discrete-data``; made once when missing: the whole ``--dqn-steps``-step training
+run of ``DQN_CartPole``, as ``DiscreteCQL_CartPoleReplay``'s): rlkit's ``rk.DiscreteCQL`` (in a
+greedy ``rk.QBasedPolicy``, the recipe's 64-64 Q-network, Adam at 1e-3, batch 64, Huber loss,
+double DQN, target synchronised every 500 updates, ``alpha`` 1) beside d3rlpy's
+``DiscreteCQL`` (on its double DQN, Huber loss) with the same values, and ``rk.BC`` beside
+d3rlpy's ``DiscreteBC`` (cross-entropy plus ``beta = 0.5`` times the logits' squares, 256-256,
+Adam at 1e-3, batch 100). ``--d3rlpy-path DIR`` runs the worker with this python and d3rlpy's
+packages copied to ``DIR`` (d3rlpy and its dependencies but torch, e.g. from the virtualenv's
+site-packages) instead of the virtualenv.
+
 The hyperparameters are rlkit's defaults (d3rlpy's, see ``docs/how-to/offline-rl.md``), named
 explicitly on both sides in :data:`ALGOS`: 256-256 ReLU networks, batch 256 (BC: 100, d3rlpy's),
 gamma 0.99, tau 0.005, two critics; actions scaled from ``[-2, 2]`` to ``[-1, 1]`` (d3rlpy: a
@@ -29,8 +40,9 @@ gamma 0.99, tau 0.005, two critics; actions scaled from ``[-2, 2]`` to ``[-1, 1]
 mean) beside d3rlpy's default deterministic BC (squared error); the order of the updates within
 a step differs as ``docs/how-to/offline-rl.md`` says. Usage::
 
-    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql iql td3bc bc]
-        [--eval-episodes 10] [--data PATH] [--no-d3rlpy] [--profile ALGO]
+    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql iql td3bc bc
+        discrete_cql discrete_bc] [--eval-episodes 10] [--data PATH] [--discrete-data PATH]
+        [--no-d3rlpy | --d3rlpy-path DIR] [--profile ALGO]
 """
 
 from __future__ import annotations

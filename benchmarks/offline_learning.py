@@ -13,7 +13,7 @@ mean return and how many seeds beat it. ``--set key=value`` overrides a recipe p
 every recipe (``--set dataset_size=1000``; numbers are parsed as numbers). ``--jobs N`` runs
 N seeds at once, each in its own process with one torch thread (the results do not depend on
 N). ``--q-estimates``: for SAC and CQL, the critics' estimate ``min_i Q_i(s_0, pi(s_0))`` at
-the first state of each final evaluation episode beside the discounted return
+the first state of ``--episodes`` more greedy episodes beside the discounted return
 ``sum_t gamma^t r_t`` that episode really got (its 200 steps; Pendulum's rewards are
 negative, so the infinite-horizon value is lower still): a critic that over-estimates the
 actions it never saw in the data shows it here. benchmarks/results_offline_learning.txt holds
@@ -105,7 +105,8 @@ def one_run(job: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
     }
     policy = experiment.policy
     if with_q and isinstance(policy, rk.SAC | rk.CQL):
-        out["q"] = q_estimates(policy, experiment.hook.env.name, 20, 20_000 + seed)
+        episodes = extra["eval_episodes"]
+        out["q"] = q_estimates(policy, experiment.hook.env.name, episodes, 20_000 + seed)
     return out
 
 

@@ -11,7 +11,8 @@ a dataset that the recipe makes with a bundled online recipe when it is missing.
 * ``IQL_PendulumMediumReplay``: the whole training run of that ``SAC_Pendulum`` recorded (its
   replay buffer: random actions first, then the learning policy's).
 * ``IQL_HalfCheetahMedium``: IQL on MuJoCo ``HalfCheetah-v5`` from a ``SAC_HalfCheetah`` policy
-  trained 50,000 steps (a benchmark: making its dataset takes most of an hour on one CPU core).
+  trained 50,000 steps (a benchmark; making its dataset trains SAC for 50,000 steps, about ten
+  minutes on an idle CPU core by ``SAC_HalfCheetah``'s 152 s per 20,000 steps).
 * ``SAC_PendulumRandom`` and ``CQL_PendulumRandom``: plain SAC and CQL trained offline on a
   uniformly random policy's transitions, to see what the conservative term fixes.
 

@@ -84,7 +84,7 @@ def test_offline_learning_study_prints_each_seed_and_the_q_estimates(tmp_path):
          "--steps", "4", "--eval-every", "2", "--episodes", "1", "--q-estimates",
          "--data-dir", str(tmp_path), "--recipes", "SAC_PendulumRandom",
          "--set", "dataset_size=400"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "(SAC_PendulumRandom seed 1 after 2 updates:" in out.stdout
