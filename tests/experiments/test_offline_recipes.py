@@ -199,12 +199,24 @@ def test_pendulum_medium_reaches_minus_1200_within_2500_updates(pendulum_data, n
 def test_iql_beats_the_medium_datasets_mean_return(pendulum_data):
     """Seed 0 of benchmarks/offline_learning.py's study (the five seeds are in
     benchmarks/results_offline_learning.txt): IQL's greedy policy after 2,500 updates, over
-    30 episodes, above the mean return of the episodes it learned from."""
+    30 episodes, above the mean return of the episodes it learned from (measured: -776.8
+    against -799.9; IQL is above on 2 of 3 seeds at this budget, see the results file)."""
     exp = rk.make_experiment(
         "IQL_PendulumMedium", 0, data_dir=pendulum_data, eval_episodes=30, **PENDULUM
     )
     final, behaviour = final_and_behaviour(exp)
     assert final > behaviour, (final, behaviour)
+
+
+@pytest.mark.slow
+def test_bc_matches_the_medium_datasets_mean_return_within_ten_percent(pendulum_data):
+    """Seed 0 of benchmarks/offline_learning.py's study: BC's greedy policy (the Gaussian's
+    mean) after 2,500 updates, over 30 episodes (measured: -876.0 against -799.9)."""
+    exp = rk.make_experiment(
+        "BC_PendulumMedium", 0, data_dir=pendulum_data, eval_episodes=30, **PENDULUM
+    )
+    final, behaviour = final_and_behaviour(exp)
+    assert abs(final - behaviour) <= 0.1 * abs(behaviour), (final, behaviour)
 
 
 def _q_and_return(policy, n: int) -> tuple[float, float]:
