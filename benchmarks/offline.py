@@ -19,6 +19,17 @@ evaluation). Each trained policy is evaluated on ``--eval-episodes`` determinist
 ``Pendulum-v1`` from the same initial states on both sides (``rk.evaluate`` seeded ``10_000 +
 seed``; the worker resets its env with the reset seed ``rk.evaluate`` derives from it).
 
+The discrete algorithms (``--algos discrete_cql discrete_bc``) run the same way on a CartPole
+dataset (``--discrete-data``; made once when missing: the whole ``--dqn-steps``-step training
+run of ``DQN_CartPole``, as ``DiscreteCQL_CartPoleReplay``'s): rlkit's ``rk.DiscreteCQL`` (in a
+greedy ``rk.QBasedPolicy``, the recipe's 64-64 Q-network, Adam at 1e-3, batch 64, Huber loss,
+double DQN, target synchronised every 500 updates, ``alpha`` 1) beside d3rlpy's
+``DiscreteCQL`` (on its double DQN, Huber loss) with the same values, and ``rk.BC`` beside
+d3rlpy's ``DiscreteBC`` (cross-entropy plus ``beta = 0.5`` times the logits' squares, 256-256,
+Adam at 1e-3, batch 100). ``--d3rlpy-path DIR`` runs the worker with this python and d3rlpy's
+packages copied to ``DIR`` (d3rlpy and its dependencies but torch, e.g. from the virtualenv's
+site-packages) instead of the virtualenv.
+
 The hyperparameters are rlkit's defaults (d3rlpy's, see ``docs/how-to/offline-rl.md``), named
 explicitly on both sides in :data:`ALGOS`: 256-256 ReLU networks, batch 256 (BC: 100, d3rlpy's),
 gamma 0.99, tau 0.005, two critics; actions scaled from ``[-2, 2]`` to ``[-1, 1]`` (d3rlpy: a
@@ -29,8 +40,9 @@ gamma 0.99, tau 0.005, two critics; actions scaled from ``[-2, 2]`` to ``[-1, 1]
 mean) beside d3rlpy's default deterministic BC (squared error); the order of the updates within
 a step differs as ``docs/how-to/offline-rl.md`` says. Usage::
 
-    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql iql td3bc bc]
-        [--eval-episodes 10] [--data PATH] [--no-d3rlpy] [--profile ALGO]
+    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql iql td3bc bc
+        discrete_cql discrete_bc] [--eval-episodes 10] [--data PATH] [--discrete-data PATH]
+        [--no-d3rlpy | --d3rlpy-path DIR] [--profile ALGO]
 """
 
 from __future__ import annotations
@@ -59,6 +71,7 @@ HERE = Path(__file__).resolve().parent
 VENV = HERE / ".venv-d3rlpy"
 WORKER = HERE / "offline_d3rlpy_worker.py"
 DEFAULT_DATA = HERE / ".offline-data" / "pendulum_medium.npz"
+DEFAULT_DISCRETE_DATA = HERE / ".offline-data" / "cartpole_replay.npz"
 ENV_ID = "Pendulum-v1"
 TORCH_VERSION = "2.13.0"  # the CPU wheel, as .ci/run installs it
 
@@ -101,7 +114,24 @@ ALGOS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
         {"learning_rate": 1e-3, "hidden": (256, 256), "policy_type": "deterministic",
          "batch_size": 100},
     ),
+    "discrete_cql": (
+        "DiscreteCQL",
+        {"lr": 1e-3, "hidden": (64, 64), "alpha": 1.0, "gamma": 0.99, "double": True,
+         "loss": "huber", "target_update_interval": 500},
+        64,
+        {"learning_rate": 1e-3, "hidden": (64, 64), "alpha": 1.0, "gamma": 0.99,
+         "n_critics": 1, "target_update_interval": 500, "batch_size": 64},
+    ),
+    "discrete_bc": (
+        "BC",
+        {"lr": 1e-3, "hidden": (256, 256)},
+        100,
+        {"learning_rate": 1e-3, "hidden": (256, 256), "beta": 0.5, "batch_size": 100},
+    ),
 }  # fmt: skip
+
+#: the environment of each algorithm's dataset (the discrete ones: CartPole)
+ENVS = {name: "CartPole-v1" if name.startswith("discrete") else ENV_ID for name in ALGOS}
 
 
 # ---- the dataset ----
@@ -122,6 +152,17 @@ def make_dataset(path: Path, sac_steps: int, collect_steps: int) -> None:
         rk.run(policy, rk.GymEnv(ENV_ID, seed=1), rk.StopAfterNSteps(collect_steps), recorder)
 
 
+def make_discrete_dataset(path: Path, dqn_steps: int) -> None:
+    """Record the whole ``dqn_steps``-step training run of ``DQN_CartPole`` (seed 0) into
+    ``path``: a "replay" dataset, the kind Tianshou's offline CI trains DiscreteCQL on."""
+    print(f"making {path}: DQN_CartPole's {dqn_steps}-step training run recorded")
+    experiment = rk.make_experiment("DQN_CartPole", seed=0, total_steps=dqn_steps)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    description = f"DQN_CartPole (seed 0): its whole {dqn_steps}-step training run"
+    recorder = rk.DatasetRecorder(path, seed=0, policy_description=description)
+    rk.run(experiment.policy, experiment.env, experiment.stop_condition, recorder)
+
+
 def describe(dataset: rk.Dataset) -> str:
     returns = dataset.episode_returns()
     return (
@@ -136,7 +177,25 @@ def describe(dataset: rk.Dataset) -> str:
 
 def rlkit_policy(algo: str, seed: int) -> tuple[Any, int]:
     name, kwargs, batch_size, _ = ALGOS[algo]
-    return getattr(rk, name)(rk.GymEnv(ENV_ID), seed=seed, **kwargs), batch_size
+    env = rk.GymEnv(ENVS[algo])
+    if name == "DiscreteCQL":
+        return discrete_cql(env, seed, **kwargs), batch_size
+    return getattr(rk, name)(env, seed=seed, **kwargs), batch_size
+
+
+def discrete_cql(env: rk.GymEnv, seed: int, *, lr: float, hidden: tuple[int, ...],
+                 target_update_interval: int, **kwargs: Any) -> rk.QBasedPolicy:  # fmt: skip
+    """``rk.DiscreteCQL`` on a ``hidden`` Q-network trained by Adam at ``lr`` (as the recipe
+    ``DiscreteCQL_CartPoleReplay`` builds it), acting greedily."""
+    from rlkit.approximators.neural import q_network
+
+    approx = rk.NeuralNetworkApproximator(
+        q_network(env.state_space, env.action_space, hidden, seed=seed),
+        lambda params: torch.optim.Adam(params, lr=lr),
+    )
+    target = rk.TargetNetwork(approx, sync_every=target_update_interval)
+    learner = rk.DiscreteCQL(approx, target=target, **kwargs)
+    return rk.QBasedPolicy(learner, rk.GreedyExplorer(seed=seed))
 
 
 def rlkit_seed(algo: str, dataset: rk.Dataset, seed: int, steps: int, n_eval: int) -> dict:
@@ -145,7 +204,7 @@ def rlkit_seed(algo: str, dataset: rk.Dataset, seed: int, steps: int, n_eval: in
     policy, batch_size = rlkit_policy(algo, seed)
     rk.run(policy, rk.OfflineEnv(dataset, batch_size, seed=seed), rk.StopAfterNSteps(steps))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    result = rk.evaluate(policy, rk.GymEnv(ENV_ID), n_eval, seed=10_000 + seed)
+    result = rk.evaluate(policy, rk.GymEnv(ENVS[algo]), n_eval, seed=10_000 + seed)
     return {"wall": wall, "cpu": cpu, "returns": list(result.returns)}
 
 
@@ -170,20 +229,22 @@ def d3rlpy_seed(
     python: Path, algo: str, data: Path, seed: int, steps: int, n_eval: int, threads: int
 ) -> dict:
     """Train d3rlpy's ``algo`` in the virtualenv's worker; its JSON result."""
-    space = rk.GymEnv(ENV_ID).action_space
-    job = {
+    space = rk.GymEnv(ENVS[algo]).action_space
+    job: dict[str, Any] = {
         "dataset": str(data),
         "algo": algo,
         "hyperparameters": ALGOS[algo][3],
         "steps": steps,
         "seed": seed,
         "threads": threads,
-        "env_id": ENV_ID,
+        "env_id": ENVS[algo],
         "reset_seed": int_seed(spawn_seeds(10_000 + seed, 2)[0]),  # rk.evaluate's env seed
         "n_episodes": n_eval,
-        "action_low": space.low.tolist(),
-        "action_high": space.high.tolist(),
     }
+    if hasattr(space, "low"):  # a Box: d3rlpy scales the actions to [-1, 1] as rlkit does
+        job.update(action_low=space.low.tolist(), action_high=space.high.tolist())
+    else:
+        job["n_actions"] = int(space.n)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
     out = subprocess.run(
         [str(python), str(WORKER)], input=json.dumps(job), capture_output=True, text=True,
@@ -201,10 +262,9 @@ def _mean_std(values: list[float]) -> str:
     return f"{np.mean(values):8.1f} ± {np.std(values):5.1f}"
 
 
-def summary(results: dict[str, dict[str, list[dict]]], dataset_mean: float) -> None:
-    print(
-        f"\nsummary (mean over seeds of each seed's mean return; dataset mean {dataset_mean:.1f})"
-    )
+def summary(results: dict[str, dict[str, list[dict]]], dataset_means: dict[str, float]) -> None:
+    dataset = ", ".join(f"{algo} {mean:.1f}" for algo, mean in dataset_means.items())
+    print(f"\nsummary (mean over seeds of each seed's mean return; dataset means: {dataset})")
     header = (
         f"{'algo':6} {'rlkit return':>17} {'d3rlpy return':>17} {'d3rlpy seeds':>19} "
         f"{'within/better':>13} {'wall rlkit/d3':>13} {'cpu rlkit/d3':>12}"
@@ -246,6 +306,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--algos", nargs="+", default=list(ALGOS), choices=list(ALGOS))
     parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the .npz dataset")
+    parser.add_argument(
+        "--discrete-data", type=Path, default=DEFAULT_DISCRETE_DATA,
+        help="the CartPole .npz dataset of the discrete algorithms",
+    )  # fmt: skip
+    parser.add_argument("--dqn-steps", type=int, default=10_000)
+    parser.add_argument(
+        "--d3rlpy-path", type=Path, default=None,
+        help="run the worker with this python and d3rlpy's packages (no torch) in this folder",
+    )  # fmt: skip
     parser.add_argument("--sac-steps", type=int, default=3000)
     parser.add_argument("--collect-steps", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=1)
@@ -267,16 +336,30 @@ def main(argv: list[str] | None = None) -> None:
             for algo, sides in json.loads(path.read_text()).items():
                 for side, runs in sides.items():
                     merged.setdefault(algo, {}).setdefault(side, []).extend(runs)
-        summary(merged, float(rk.Dataset.load(args.data).episode_returns().mean()))
+        paths = {ENV_ID: args.data, "CartPole-v1": args.discrete_data}
+        means = {e: float(rk.Dataset.load(p).episode_returns().mean()) for e, p in paths.items()
+                 if any(ENVS[algo] == e for algo in merged)}  # fmt: skip
+        summary(merged, {algo: means[ENVS[algo]] for algo in merged})
         return
-    if not args.data.exists():
-        make_dataset(args.data, args.sac_steps, args.collect_steps)
-    dataset = rk.Dataset.load(args.data)
-    print(f"dataset {args.data}: {describe(dataset)}")
+    paths = {ENV_ID: args.data, "CartPole-v1": args.discrete_data}
+    datasets = {}
+    for env_id in sorted({ENVS[algo] for algo in args.algos + [args.profile] if algo}):
+        path = paths[env_id]
+        if not path.exists() and env_id == ENV_ID:
+            make_dataset(path, args.sac_steps, args.collect_steps)
+        elif not path.exists():
+            make_discrete_dataset(path, args.dqn_steps)
+        datasets[env_id] = rk.Dataset.load(path)
+        print(f"dataset {path}: {describe(datasets[env_id])}")
     if args.profile:
-        profile(args.profile, dataset, min(args.steps, 300))
+        profile(args.profile, datasets[ENVS[args.profile]], min(args.steps, 300))
         return
-    python = None if args.no_d3rlpy else ensure_venv(args.venv)
+    python = None
+    if args.d3rlpy_path is not None:  # d3rlpy's packages (no torch) copied to a folder
+        python = Path(sys.executable)
+        os.environ["PYTHONPATH"] = str(args.d3rlpy_path)
+    elif not args.no_d3rlpy:
+        python = ensure_venv(args.venv)
     print(
         f"python {platform.python_version()}, torch {torch.__version__}, {args.threads} torch "
         f"thread(s), {args.steps} gradient steps, seeds {args.seeds}, {args.eval_episodes} "
@@ -288,6 +371,7 @@ def main(argv: list[str] | None = None) -> None:
     for algo in args.algos:
         sides = results.setdefault(algo, {"rlkit": []})
         for seed in args.seeds:
+            dataset = datasets[ENVS[algo]]
             ours = rlkit_seed(algo, dataset, seed, args.steps, args.eval_episodes)
             sides["rlkit"].append(ours)
             line = (
@@ -296,8 +380,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"cpu {ours['cpu']:6.1f} s"
             )
             if python is not None:
+                data = paths[ENVS[algo]]
                 theirs = d3rlpy_seed(
-                    python, algo, args.data, seed, args.steps, args.eval_episodes, args.threads
+                    python, algo, data, seed, args.steps, args.eval_episodes, args.threads
                 )
                 sides.setdefault("d3rlpy", []).append(theirs)
                 line += (
@@ -308,7 +393,8 @@ def main(argv: list[str] | None = None) -> None:
             print(line, flush=True)
     if args.json:
         args.json.write_text(json.dumps(results))
-    summary(results, float(dataset.episode_returns().mean()))
+    means = {env_id: float(d.episode_returns().mean()) for env_id, d in datasets.items()}
+    summary(results, {algo: means[ENVS[algo]] for algo in results})
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 

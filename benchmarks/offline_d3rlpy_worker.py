@@ -96,6 +96,8 @@ def make_algo(job: dict) -> Any:
             ("actor_encoder_factory", "critic_encoder_factory"),
         ),
         "bc": (d3rlpy.algos.BCConfig, ("encoder_factory",)),
+        "discrete_cql": (d3rlpy.algos.DiscreteCQLConfig, ("encoder_factory",)),
+        "discrete_bc": (d3rlpy.algos.DiscreteBCConfig, ("encoder_factory",)),
     }
     config_class, encoders = configs[job["algo"]]
     for name in encoders:

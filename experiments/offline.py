@@ -2,13 +2,17 @@
 a dataset that the recipe makes with a bundled online recipe when it is missing.
 
 * ``BC_CartPoleExpert``: BC on 10,000 transitions of a well-trained ``DQN_CartPole`` policy.
+* ``BC_PendulumMedium``: BC on the medium Pendulum dataset below (the baseline).
 * ``DiscreteCQL_CartPoleReplay``: DiscreteCQL on the whole 10,000-step training run of
   ``DQN_CartPole`` (its replay buffer, the kind of data Tianshou's offline CI uses).
 * ``CQL_PendulumMedium``, ``TD3BC_PendulumMedium``, ``IQL_PendulumMedium``: a briefly trained
   ``SAC_Pendulum`` policy ("medium": about half-way from a random policy's return to the
-  expert's).
+  expert's), sampling its actions as D4RL's datasets do (:class:`DatasetSource`).
 * ``IQL_PendulumMediumReplay``: the whole training run of that ``SAC_Pendulum`` recorded (its
   replay buffer: random actions first, then the learning policy's).
+* ``IQL_HalfCheetahMedium``: IQL on MuJoCo ``HalfCheetah-v5`` from a ``SAC_HalfCheetah`` policy
+  trained 50,000 steps (a benchmark; making its dataset trains SAC for 50,000 steps, about ten
+  minutes on an idle CPU core by ``SAC_HalfCheetah``'s 152 s per 20,000 steps).
 * ``SAC_PendulumRandom`` and ``CQL_PendulumRandom``: plain SAC and CQL trained offline on a
   uniformly random policy's transitions, to see what the conservative term fixes.
 
@@ -47,6 +51,7 @@ import copy
 import dataclasses
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,6 +60,7 @@ import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.seeding import int_seed, spawn_seeds
 
+from .continuous import require_mujoco
 from .params import check_device, check_hidden
 
 __all__ = [
@@ -84,11 +90,20 @@ DATA_DIR_VARIABLE = "RLKIT_DATA_DIR"
 class DatasetSource:
     """The online recipe whose policy makes an environment's datasets, and how long it trains
     for each kind (``expert``: well trained; ``medium``: briefly; ``replay``: its training
-    run recorded; ``random``: untrained, uniform actions)."""
+    run recorded; ``random``: untrained, uniform actions). ``sampled``: an ``expert`` or
+    ``medium`` dataset records the policy's sampled (stochastic) actions, as D4RL records its
+    SAC policies, instead of its greedy ones: a greedy policy gives one action per state, and
+    an offline learner then has nothing to compare its actions with.
+
+    Example:
+        >>> SOURCES["Pendulum-v1"].sampled, SOURCES["CartPole-v1"].sampled
+        (True, False)
+    """
 
     env_id: str
     recipe: str
     source_steps: dict[str, int]
+    sampled: bool = False
 
 
 SOURCES = {
@@ -96,7 +111,16 @@ SOURCES = {
         "CartPole-v1", "DQN_CartPole", {"expert": 50_000, "medium": 20_000, "replay": 10_000}
     ),
     "Pendulum-v1": DatasetSource(
-        "Pendulum-v1", "SAC_Pendulum", {"expert": 5_000, "medium": 3_000, "replay": 5_000}
+        "Pendulum-v1",
+        "SAC_Pendulum",
+        {"expert": 5_000, "medium": 3_000, "replay": 5_000},
+        sampled=True,
+    ),
+    "HalfCheetah-v5": DatasetSource(
+        "HalfCheetah-v5",
+        "SAC_HalfCheetah",
+        {"expert": 1_000_000, "medium": 50_000, "replay": 50_000},
+        sampled=True,
     ),
 }
 
@@ -282,12 +306,14 @@ def dataset_path(env_id: str, params: OfflineParams) -> Path:
 
     Example:
         >>> dataset_path("Pendulum-v1", CQLParams(total_steps=1, data_dir="d")).name
-        'Pendulum-v1-medium-SAC_Pendulum-3000-n10000-seed0.npz'
+        'Pendulum-v1-medium-SAC_Pendulum-3000-sampled-n10000-seed0.npz'
     """
     source = SOURCES[env_id]
     steps = _source_steps(source, params)
     size = _size(params, steps)
     maker = "RandomPolicy" if params.dataset == "random" else f"{source.recipe}-{steps}"
+    if source.sampled and params.dataset in ("expert", "medium"):
+        maker += "-sampled"
     name = f"{env_id}-{params.dataset}-{maker}-n{size}-seed{params.dataset_seed}"
     return data_dir(params) / f"{name}.npz"
 
@@ -302,8 +328,9 @@ def ensure_dataset(env_id: str, params: OfflineParams, *, owner: str) -> rk.Data
     return rk.Dataset.load(path)
 
 
-#: mean return of a uniformly random policy (measured: 200 episodes), the low end of "medium"
-RANDOM_RETURN = {"CartPole-v1": 23.0, "Pendulum-v1": -1214.0}
+#: mean return of a uniformly random policy (measured: 200 episodes; HalfCheetah: D4RL's random
+#: reference score), the low end of "medium"
+RANDOM_RETURN = {"CartPole-v1": 23.0, "Pendulum-v1": -1214.0, "HalfCheetah-v5": -280.2}
 
 #: evaluations of the source policy during its training (each of ``SOURCE_EVAL_EPISODES``)
 SOURCE_EVALUATIONS = 12
@@ -376,10 +403,17 @@ def _make_dataset(env_id: str, params: OfflineParams, path: Path, owner: str) ->
     step, mean, state = choose_snapshot(snapshots.snapshots, params.dataset, RANDOM_RETURN[env_id])
     inner = _inner(experiment.policy)
     inner.load_state_dict(state)
+    acting = "sampling its actions" if source.sampled else "acting greedily"
     what = (
         f"{trained}, its policy at step {step} (greedy evaluation {mean:.1f}; "
-        f"{params.dataset}), acting greedily, rlkit.experiments.offline"
+        f"{params.dataset}), {acting}, rlkit.experiments.offline"
     )
+    if source.sampled:  # the policy outside its agent: it samples, nothing learns
+        inner.generator.manual_seed(int_seed(collect_seed))
+        with warnings.catch_warnings():  # rk.run's "nothing will be learned": as intended
+            warnings.simplefilter("ignore", UserWarning)
+            _record(inner, env_id, params.dataset_size, path, params, what, collect_seed)
+        return
     _record(rk.greedy(inner, int_seed(collect_seed)), env_id, params.dataset_size, path,
             params, what, collect_seed)  # fmt: skip
 
@@ -485,6 +519,7 @@ def _recipe(algorithm: str, env_id: str, p: OfflineParams, seed: int, fn: Any) -
 # ---- recipes ----
 
 BC_CARTPOLE_EXPERT = BCParams(total_steps=2_000, dataset="expert", eval_every=500)
+BC_PENDULUM_MEDIUM = BCParams(total_steps=10_000)
 DISCRETE_CQL_CARTPOLE_REPLAY = DiscreteCQLParams(
     total_steps=5_000, dataset="replay", eval_every=1_000
 )
@@ -494,6 +529,9 @@ CQL_PENDULUM_RANDOM = CQLParams(total_steps=10_000, dataset="random")
 IQL_PENDULUM_MEDIUM = IQLParams(total_steps=10_000)
 IQL_PENDULUM_MEDIUM_REPLAY = IQLParams(total_steps=10_000, dataset="replay")
 TD3BC_PENDULUM_MEDIUM = TD3BCParams(total_steps=10_000)
+IQL_HALF_CHEETAH_MEDIUM = IQLParams(
+    total_steps=100_000, dataset_size=100_000, eval_every=10_000, eval_episodes=10
+)
 
 
 @rk.experiment
@@ -501,6 +539,13 @@ def BC_CartPoleExpert(seed: int = 0, p: BCParams = BC_CARTPOLE_EXPERT) -> rk.Exp
     """BC on CartPole-v1 from 10,000 transitions of a well-trained DQN_CartPole policy (2,000
     gradient steps)."""
     return _recipe("BC", "CartPole-v1", p, seed, BC_CartPoleExpert)
+
+
+@rk.experiment
+def BC_PendulumMedium(seed: int = 0, p: BCParams = BC_PENDULUM_MEDIUM) -> rk.Experiment:
+    """BC on Pendulum-v1 from a briefly trained SAC_Pendulum policy's 10,000 transitions
+    (10,000 gradient steps): the baseline the offline algorithms are compared with."""
+    return _recipe("BC", "Pendulum-v1", p, seed, BC_PendulumMedium)
 
 
 @rk.experiment
@@ -554,3 +599,13 @@ def TD3BC_PendulumMedium(seed: int = 0, p: TD3BCParams = TD3BC_PENDULUM_MEDIUM) 
     """TD3+BC on Pendulum-v1 from a briefly trained SAC_Pendulum policy's 10,000 transitions
     (10,000 gradient steps)."""
     return _recipe("TD3BC", "Pendulum-v1", p, seed, TD3BC_PendulumMedium)
+
+
+@rk.experiment
+def IQL_HalfCheetahMedium(seed: int = 0, p: IQLParams = IQL_HALF_CHEETAH_MEDIUM) -> rk.Experiment:
+    """IQL on MuJoCo HalfCheetah-v5 from 100,000 transitions of SAC_HalfCheetah trained 50,000
+    steps (its snapshot half-way to its best, sampling its actions; 100,000 gradient steps; a
+    benchmark, not a test: making the dataset trains SAC for 50,000 steps; needs pip install
+    mujoco)."""
+    require_mujoco("IQL_HalfCheetahMedium")
+    return _recipe("IQL", "HalfCheetah-v5", p, seed, IQL_HalfCheetahMedium)

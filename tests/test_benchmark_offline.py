@@ -58,3 +58,36 @@ def test_offline_benchmark_refuses_a_bad_step_count(tmp_path):
     )  # fmt: skip
     assert out.returncode == 2
     assert "--steps must be a positive integer, got 0" in out.stderr
+
+
+def test_offline_benchmark_runs_the_discrete_algorithms_on_cartpole(tmp_path):
+    data = tmp_path / "cartpole.npz"
+    rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(300),
+           rk.DatasetRecorder(data, seed=0))  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "offline.py"), "--no-d3rlpy", "--steps", "3",
+         "--seeds", "0", "--algos", "discrete_cql", "discrete_bc", "--eval-episodes", "1",
+         "--discrete-data", str(data)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"dataset {data}: 300 transitions" in out.stdout
+    assert "discrete_cql seed 0: rlkit  return" in out.stdout
+    assert "discrete_bc seed 0: rlkit  return" in out.stdout
+
+
+def test_offline_learning_study_prints_each_seed_and_the_q_estimates(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "offline_learning.py"), "--seeds", "2",
+         "--steps", "4", "--eval-every", "2", "--episodes", "1", "--q-estimates",
+         "--data-dir", str(tmp_path), "--recipes", "SAC_PendulumRandom",
+         "--set", "dataset_size=400"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "(SAC_PendulumRandom seed 1 after 2 updates:" in out.stdout
+    assert "Q(s0, pi(s0))" in out.stdout and "vs discounted return" in out.stdout
+    assert "after 4 updates: mean over seeds" in out.stdout
+    assert "of 2 seeds above the dataset's mean" in out.stdout

@@ -57,11 +57,18 @@ class MLP(nn.Sequential):
     """Linear layers with ReLU between them: an ``nn.Sequential`` (same parameters and state
     dict) whose forward pass calls ``F.linear`` and ``torch.relu`` directly, the same
     arithmetic without the per-module call overhead (a few percent of a SAC gradient step).
-    The weights are read at each call, so ``torch.func.functional_call`` works."""
+    The weights are read at each call, so ``torch.func.functional_call`` works. A ReLU right
+    after a linear layer is applied in place on the layer's fresh output (no new tensor: the
+    same values and gradients, as ``nn.ReLU(inplace=True)``); the input is never modified."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fresh = False  # whether x is this call's own linear output
         for m in self:
-            x = F.linear(x, m.weight, m.bias) if type(m) is nn.Linear else torch.relu(x)
+            if type(m) is nn.Linear:
+                x, fresh = F.linear(x, m.weight, m.bias), True
+            else:
+                x = torch.relu_(x) if fresh else torch.relu(x)
+                fresh = False
         return x
 
 

@@ -8,10 +8,11 @@ distribution::
 
 Discrete actions: cross-entropy on the logits plus d3rlpy ``DiscreteBC``'s penalty on their
 size (``beta = 0.5``). Continuous actions: the Gaussian negative log-likelihood (a diagonal
-Gaussian with a learned state-independent log standard deviation), d3rlpy ``BC``'s
-``policy_type="stochastic"``; d3rlpy's default is a deterministic actor with a mean squared
-error, the Gaussian's mean is that actor when its standard deviation is fixed, so we differ
-there: the greedy policy (``rk.greedy``, ``EvaluationHook``) acts on the Gaussian's mean.
+Gaussian with a learned state-independent log standard deviation); the greedy policy
+(``rk.greedy``, ``EvaluationHook``) acts on the Gaussian's mean. Here we differ from d3rlpy:
+its default ``BC`` is a deterministic actor trained by a mean squared error, and its
+``policy_type="stochastic"`` is a squared error too, between a reparameterised sample of its
+Gaussian and the dataset's action, not a likelihood (docs/how-to/offline-rl.md).
 The network is the policy-gradient learners' MLP (``actor_critic_model``; its value head is not
 trained), ``hidden=(256, 256)`` with ReLU and Adam at ``lr=1e-3`` (d3rlpy's defaults); the
 batch size is the ``rk.OfflineEnv``'s (d3rlpy: 100).
