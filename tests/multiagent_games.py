@@ -24,7 +24,7 @@ class TakeTurns(AECEnv):
         self.possible_agents = ["a", "b"]
         self.render_mode = None
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - PettingZoo's own idiom
+    @functools.cache  # noqa: B019 - PettingZoo's own idiom
     def observation_space(self, agent):
         return spaces.Dict(
             {
@@ -33,7 +33,7 @@ class TakeTurns(AECEnv):
             }
         )
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019
     def action_space(self, agent):
         return spaces.Discrete(3)
 
@@ -81,11 +81,11 @@ class LeaveEarly(ParallelEnv):
         self.ghost = ghost  # returns observations for an agent it never declared
         self.render_mode = None
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019
     def observation_space(self, agent):
         return spaces.Box(0, 10, (2,), dtype=np.float32)
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
+    @functools.cache  # noqa: B019
     def action_space(self, agent):
         return spaces.Discrete(2)
 

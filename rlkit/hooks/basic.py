@@ -181,9 +181,10 @@ class TotalRewardPerEpisode(AbstractHook):
 
     ``rewards[i]`` is the return of the ``i``-th finished episode (with a multi-agent env,
     ``rk.PettingZooEnv`` or ``rk.PettingZooParallelEnv``: a dict of returns by agent). The
-    running total of the episode in progress is ``current``; it joins ``rewards`` only when the episode finishes, so a run that
-    stops in the middle of an episode never reports it as finished (``current`` still shows it at
-    PostExperiment, and a later run on the same env continues it).
+    running total of the episode in progress is ``current``; it joins ``rewards`` only when the
+    episode finishes, so a run that stops in the middle of an episode never reports it as
+    finished (``current`` still shows it at PostExperiment, and a later run on the same env
+    continues it).
 
     Example:
         >>> import rlkit as rk

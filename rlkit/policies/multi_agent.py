@@ -132,10 +132,11 @@ def _own_trajectories(policies: dict) -> dict:
 
 @greedy.dispatch
 def _(policy: MultiAgentPolicy, seed: object = None, /):
-    children: dict[int, Any] = {}  # a shared child stays shared in the greedy form
-    return MultiAgentPolicy(
-        {
-            agent: children.setdefault(id(p), greedy(p, seed))
-            for agent, p in policy.policies.items()
-        }
-    )
+    children: dict[int, Any] = {}  # a shared policy stays shared in the greedy form
+    greedy_children = {}
+    for agent, child in policy.policies.items():
+        acting = child.policy if isinstance(child, Agent) else child  # what greedy(Agent) uses
+        if id(acting) not in children:
+            children[id(acting)] = greedy(child, seed)
+        greedy_children[agent] = children[id(acting)]
+    return MultiAgentPolicy(greedy_children)

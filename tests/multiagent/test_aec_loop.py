@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test
 from multiagent_games import TakeTurns
+from pettingzoo.test import api_test
 
 import rlkit as rk
 
