@@ -9,7 +9,6 @@ the recipes are listed without them. Every generator is derived from the recipe'
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -116,13 +115,13 @@ def SelfPlayQ_TicTacToe(
     )
 
 
-#: DQN on tic-tac-toe against a random masked opponent with Tianshou's test's settings where
-#: they fit (3 hidden layers of 128, gamma 0.9, lr 1e-4, batch 64, one gradient step per 10
-#: transitions, the target network synced every 320 gradient steps, epsilon 0.1 while training;
-#: a replay of 20,000), Stable-Baselines3's driver otherwise (epsilon decays from 1 over the
-#: first 10% of the learner's moves; gradient norm not clipped)
+#: DQN on tic-tac-toe against a random masked opponent with Tianshou's test's settings
+#: (test/pettingzoo/tic_tac_toe.py: 4 hidden layers of 128, gamma 0.9, 3-step returns, lr 1e-4,
+#: batch 64, one gradient step per 10 moves, the target network synced every 320 gradient
+#: steps, epsilon 0.1 throughout, 640 random moves first, a replay of 20,000, at most 50,000
+#: moves), on Stable-Baselines3's driver (gradient norm not clipped, as Tianshou)
 TICTACTOE_DQN = DQNParams(
-    total_steps=20_000,
+    total_steps=50_000,
     lr=1e-4,
     batch_size=64,
     buffer_size=20_000,
@@ -131,10 +130,12 @@ TICTACTOE_DQN = DQNParams(
     target_update_interval=3_200,
     train_freq=10,
     gradient_steps=1,
-    exploration_fraction=0.1,
+    exploration_fraction=0.01,
     exploration_final_eps=0.1,
-    hidden=(128, 128, 128),
+    exploration_initial_eps=0.1,
+    hidden=(128, 128, 128, 128),
     max_grad_norm=None,
+    n_step=3,
 )
 
 
@@ -161,7 +162,7 @@ def DQN_TicTacToe(seed: int = 0, p: DQNParams = TICTACTOE_DQN) -> rk.Experiment:
                 controller=zoo_controller(p),
                 gamma=p.gamma,
             ),
-            zoo_explorer(replace(p, total_steps=p.total_steps // 2), s.explorer),
+            zoo_explorer(p, s.explorer),
         ),
         rk.CircularArraySARTTrajectory(p.buffer_size, view.state_space, view.action_space),
     )

@@ -10,6 +10,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import AgentSelector
 
+import rlkit as rk
+
 
 class TakeTurns(AECEnv):
     """Two players, ``a`` then ``b``, four moves in all. Action ``u`` in {0, 1, 2}; 2 is never
@@ -117,3 +119,65 @@ class LeaveEarly(ParallelEnv):
             observations["ghost"] = np.zeros(2, dtype=np.float32)
         infos = {a: {} for a in rewards}
         return observations, rewards, terminations, truncations, infos
+
+
+# ---- a test-local exhaustive minimax player for tic-tac-toe (rk.Minimax is the games helper's)
+
+_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+
+def _cells(index: int) -> tuple[int, ...]:
+    """The board of ``tictactoe_state``'s integer: 0 empty, 1 the mover's, 2 the opponent's,
+    in PettingZoo's cell order (the action numbers)."""
+    cells = []
+    for _ in range(9):
+        index, cell = divmod(index, 3)
+        cells.append(cell)
+    return tuple(cells)
+
+
+@functools.cache
+def negamax(cells: tuple[int, ...]) -> int:
+    """The value of ``cells`` for the player to move (1 win, 0 draw, -1 loss) with best play."""
+    if any(all(cells[i] == 2 for i in line) for line in _LINES):
+        return -1  # the opponent just won
+    moves = [i for i in range(9) if cells[i] == 0]
+    if not moves:
+        return 0
+    return max(-negamax(_swap(cells, i)) for i in moves)
+
+
+def _swap(cells: tuple[int, ...], move: int) -> tuple[int, ...]:
+    """The board after the mover plays ``move``, seen by the other player."""
+    after = list(cells)
+    after[move] = 1
+    return tuple({0: 0, 1: 2, 2: 1}[c] for c in after)
+
+
+class TicTacToeMinimax(rk.AbstractPolicy):
+    """Plays a minimax-optimal move, uniformly among the optimal ones (its own generator), on
+    the tabular tic-tac-toe env of ``SelfPlayQ_TicTacToe`` (states are board integers)."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def best_moves(self, cells):
+        moves = [i for i in range(9) if cells[i] == 0]
+        values = {i: -negamax(_swap(cells, i)) for i in moves}
+        best = max(values.values())
+        return [i for i in moves if values[i] == best]
+
+    def act(self, env):
+        return int(self.rng.choice(self.best_moves(_cells(int(env.state)))))
+
+
+def tictactoe_games(player, opponent, seat: str, games: int, seed: int) -> np.ndarray:
+    """``player``'s results (1 win, 0 draw, -1 loss) in ``games`` games of tabular tic-tac-toe
+    in ``seat`` against ``opponent``."""
+    from rlkit.experiments.multiagent import tictactoe_env
+
+    other = "player_2" if seat == "player_1" else "player_1"
+    env = tictactoe_env(seed, tabular=True)
+    policy = rk.MultiAgentPolicy({seat: player, other: opponent})
+    hook = rk.run(policy, env, rk.StopAfterNEpisodes(games), rk.TotalRewardPerEpisode())
+    return np.array([r[seat] for r in hook.rewards])
