@@ -70,8 +70,8 @@ def results(player, opponent, seat, games, seed=0):
 
 
 random_first = results(rk.RandomPolicy(seed=1), rk.RandomPolicy(seed=2), "player_1", 2000)
-print("random vs random, first player: wins %.2f, draws %.2f, losses %.2f"
-      % tuple((random_first == v).mean() for v in (1, 0, -1)))
+wins, draws, losses = ((random_first == v).mean() for v in (1, 0, -1))
+print(f"random vs random, first player: wins {wins:.2f}, draws {draws:.2f}, losses {losses:.2f}")
 
 # %% [markdown]
 # ## Self-play: one table, both sides
@@ -146,7 +146,7 @@ class Minimax(rk.AbstractPolicy):
         cells = cells_of(int(env.state))
         moves = [i for i in range(9) if cells[i] == 0]
         scores = [-value(after(cells, m)) for m in moves]
-        best = [m for m, s in zip(moves, scores) if s == max(scores)]
+        best = [m for m, s in zip(moves, scores, strict=True) if s == max(scores)]
         return int(self.rng.choice(best))
 
 

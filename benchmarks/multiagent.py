@@ -1,0 +1,176 @@
+"""Multi-agent benchmarks (issue 25): the recipes of experiments/multiagent.py on several seeds,
+and the speed of the multi-agent loop.
+
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part tictactoe --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part dqn --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part spread --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part speed
+
+Parts (one section each below; the game solvers' parts, CFR against OpenSpiel, are added in
+their own section):
+
+* ``tictactoe``: ``SelfPlayQ_TicTacToe`` per seed: the greedy table's wins / draws / losses in
+  1,000 games against a random player and 50 against an exhaustive minimax player (uniform
+  among optimal moves), from each seat;
+* ``dqn``: ``DQN_TicTacToe`` per seed: the greedy learner's mean reward in 500 games as the
+  second player against a random player of the legal moves (Tianshou's test: >= 0.6; 0.7 is
+  about optimal);
+* ``spread``: ``SharedPPO_SimpleSpread`` per seed: the mean episode return (mean over the three
+  agents) of 50 evaluation episodes of the trained shared policy (greedy and stochastic) and of
+  the random policy on the same seeds, and the margin;
+* ``speed``: simple_spread agent moves per second: a plain PettingZoo loop with random
+  actions, ``rk.run`` with a shared ``rk.RandomPolicy``, and ``rk.run`` of the
+  ``SharedPPO_SimpleSpread`` recipe (learning included).
+
+benchmarks/results_multiagent.txt holds a measured output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import rlkit as rk
+
+# ---- marl (issue 25 part 1): PettingZoo loops, self-play, shared PPO ----
+
+
+def tictactoe(seed: int, episodes: int | None) -> str:
+    """The self-play table's results against random and minimax players, from each seat."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from multiagent_games import TicTacToeMinimax, tictactoe_games  # the tests' minimax
+
+    start = time.perf_counter()
+    overrides = {} if episodes is None else {"episodes": episodes}
+    experiment = rk.make_experiment("SelfPlayQ_TicTacToe", seed, **overrides)
+    rk.run(experiment)
+    seconds = time.perf_counter() - start
+    greedy = rk.greedy(experiment.policy)
+    parts = []
+    for seat in ("player_1", "player_2"):
+        random = tictactoe_games(greedy.policy_of(seat), rk.RandomPolicy(seed=11), seat, 1000, 123)
+        perfect = tictactoe_games(greedy.policy_of(seat), TicTacToeMinimax(seed=5), seat, 50, 7)
+        parts.append(f"{seat}: vs random {_wdl(random)}, vs minimax {_wdl(perfect)}")
+    return f"SelfPlayQ_TicTacToe seed {seed} ({seconds:.0f} s): " + "; ".join(parts)
+
+
+def _wdl(results: np.ndarray) -> str:
+    return f"{(results > 0).sum()}/{(results == 0).sum()}/{(results < 0).sum()} (w/d/l)"
+
+
+def dqn(seed: int, steps: int | None) -> str:
+    """The greedy DQN learner's mean reward as the second player against a random player."""
+    from rlkit.experiments.multiagent import tictactoe_env
+
+    start = time.perf_counter()
+    overrides = {} if steps is None else {"total_steps": steps}
+    experiment = rk.make_experiment("DQN_TicTacToe", seed, **overrides)
+    rk.run(experiment)
+    seconds = time.perf_counter() - start
+    learner = rk.greedy(experiment.policy.policy_of("player_2"))
+    policy = rk.MultiAgentPolicy({"player_2": learner, "player_1": rk.RandomPolicy(seed=7)})
+    hook = rk.run(policy, tictactoe_env(99, tabular=False), rk.StopAfterNEpisodes(500),
+                  rk.TotalRewardPerEpisode())  # fmt: skip
+    rewards = np.array([r["player_2"] for r in hook.rewards])
+    return (f"DQN_TicTacToe seed {seed} ({seconds:.0f} s): mean reward {rewards.mean():.3f} "
+            f"as player_2 vs random, {_wdl(rewards)}")  # fmt: skip
+
+
+def _spread_return(policy: rk.AbstractPolicy, seed: int, episodes: int = 50) -> float:
+    from mpe2 import simple_spread_v3
+
+    env = rk.PettingZooParallelEnv(simple_spread_v3.parallel_env(max_cycles=25),
+                                   seed=1000 + seed, agent_id=True)  # fmt: skip
+    hook = rk.run(policy, env, rk.StopAfterNEpisodes(episodes), rk.TotalRewardPerEpisode())
+    return float(np.mean([np.mean(list(r.values())) for r in hook.rewards]))
+
+
+def spread(seed: int, steps: int | None) -> tuple[str, float]:
+    """Shared PPO's evaluation return on simple_spread against the random policy's."""
+    start = time.perf_counter()
+    overrides = {} if steps is None else {"total_steps": steps}
+    experiment = rk.make_experiment("SharedPPO_SimpleSpread", seed, **overrides)
+    rk.run(experiment)
+    seconds = time.perf_counter() - start
+    agents = experiment.env.agents
+    greedy = _spread_return(rk.greedy(experiment.policy), seed)
+    with warnings.catch_warnings():  # the trained policy without its Agent: it acts only
+        warnings.simplefilter("ignore")
+        inner = experiment.policy.policy_of(agents[0]).policy
+        stochastic = _spread_return(rk.MultiAgentPolicy.shared(inner, agents), seed)
+    random = _spread_return(rk.MultiAgentPolicy.shared(rk.RandomPolicy(seed=seed), agents), seed)
+    best = max(greedy, stochastic)
+    return (f"SharedPPO_SimpleSpread seed {seed} ({seconds:.0f} s): greedy {greedy:.1f}, "
+            f"stochastic {stochastic:.1f}, random {random:.1f}, margin "
+            f"{best - random:+.1f}"), best - random  # fmt: skip
+
+
+def speed(moves: int) -> list[str]:
+    """simple_spread agent moves per second: plain loop, rk.run random, rk.run shared PPO."""
+    from mpe2 import simple_spread_v3
+
+    env = simple_spread_v3.parallel_env(max_cycles=25)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    done, start = 0, time.perf_counter()
+    while done < moves:  # the plain loop: PettingZoo alone
+        if not env.agents:
+            env.reset()
+        actions = {agent: int(rng.integers(5)) for agent in env.agents}
+        env.step(actions)
+        done += len(actions)
+    plain = moves / (time.perf_counter() - start)
+    wrapped = rk.PettingZooParallelEnv(simple_spread_v3.parallel_env(max_cycles=25), seed=0,
+                                       agent_id=True)  # fmt: skip
+    random = rk.MultiAgentPolicy.shared(rk.RandomPolicy(seed=0), wrapped.agents)
+    start = time.perf_counter()
+    rk.run(random, wrapped, rk.StopAfterNSteps(moves // 3))  # a step: every agent's move
+    loop = moves / (time.perf_counter() - start)
+    experiment = rk.make_experiment("SharedPPO_SimpleSpread", 0, total_steps=moves // 3)
+    start = time.perf_counter()
+    rk.run(experiment)
+    ppo = moves / (time.perf_counter() - start)
+    return [
+        f"simple_spread agent moves per second ({moves} moves, one thread):",
+        f"  plain PettingZoo loop, random actions: {plain:9.0f}",
+        f"  rk.run, shared rk.RandomPolicy:        {loop:9.0f}  ({loop / plain:.2f} of plain)",
+        f"  rk.run, SharedPPO_SimpleSpread:        {ppo:9.0f}  ({ppo / plain:.2f} of plain)",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=("tictactoe", "dqn", "spread", "speed"), required=True)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--budget", type=int, default=None,
+                        help="episodes (tictactoe) or total steps (dqn, spread); the recipe's "
+                        "default when left out")  # fmt: skip
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(1)
+    if args.part == "speed":
+        print("\n".join(speed(args.budget or 30_000)), flush=True)
+        return
+    margins = []
+    for seed in range(args.seeds):
+        if args.part == "tictactoe":
+            print(tictactoe(seed, args.budget), flush=True)
+        elif args.part == "dqn":
+            print(dqn(seed, args.budget), flush=True)
+        else:
+            line, margin = spread(seed, args.budget)
+            margins.append(margin)
+            print(line, flush=True)
+    if margins:
+        print(f"SharedPPO_SimpleSpread margin over random: mean {np.mean(margins):+.1f}, "
+              f"min {np.min(margins):+.1f} over {len(margins)} seeds")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
