@@ -44,13 +44,14 @@ TICTACTOE_STATES = 3**9
 def tictactoe_state(observation: Any) -> int:
     """PettingZoo's tic-tac-toe observation (3x3 cells, plane 0 the mover's marks, plane 1 the
     opponent's) as one integer in ``[0, 3**9)``: cell values 0 empty, 1 mine, 2 theirs, read
-    as base-3 digits. A tabular learner's state.
+    as base-3 digits in the order of the actions (``observation[row, col]`` is the cell of
+    action ``3 * row + col``). A tabular learner's state.
 
     Example:
         >>> board = np.zeros((3, 3, 2), dtype=np.int8)
-        >>> board[0, 0, 0] = board[0, 1, 1] = 1  # my mark in cell 0, theirs in cell 3
+        >>> board[0, 0, 0] = board[0, 1, 1] = 1  # my mark at action 0, theirs at action 1
         >>> tictactoe_state(board)
-        55
+        7
     """
     cells = observation[..., 0] + 2 * observation[..., 1]
     return int(cells.reshape(-1) @ _POWERS)

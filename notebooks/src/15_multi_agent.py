@@ -43,7 +43,8 @@ def save(fig, n):
 #
 # PettingZoo's tic-tac-toe observation is a 3 x 3 x 2 array: plane 0 holds the marks of the
 # player to move, plane 1 the opponent's. Reading each cell as a base-3 digit (0 empty, 1 mine,
-# 2 theirs) turns a board into one integer below 3^9 = 19,683: a row of a Q table. The same
+# 2 theirs), in the order of the actions (cell `[row, col]` is action `3 * row + col`), turns
+# a board into one integer below 3^9 = 19,683: a row of a Q table. The same
 # board seen by either player is the same row, which is what lets one table play both sides.
 
 # %%
@@ -51,7 +52,7 @@ POWERS = 3 ** np.arange(9)
 
 
 def board(observation):
-    cells = observation[..., 0] + 2 * observation[..., 1]
+    cells = observation[..., 0] + 2 * observation[..., 1]  # [row, col] is action 3 * row + col
     return int(cells.reshape(-1) @ POWERS)
 
 
