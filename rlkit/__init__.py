@@ -113,6 +113,7 @@ _LAZY: dict[str, str] = {
     ),
     "PettingZooEnv": "rlkit.envs.pettingzoo",
     "PettingZooParallelEnv": "rlkit.envs.pettingzoo_parallel",
+    "PettingZooVectorEnv": "rlkit.envs.pettingzoo_vector",
     "AgentView": "rlkit.envs.agent_view",
     **dict.fromkeys(["MultiAgentPolicy", "UnknownAgentError"], "rlkit.policies.multi_agent"),
     "SelfPlay": "rlkit.policies.self_play",

@@ -14,7 +14,13 @@ from ..core.checks import non_negative_int
 from ..core.state import attribute_state, is_plain, load_attribute_state
 from .agent_view import AgentView, agent_id_space, observation_part, with_agent_id
 
-__all__ = ["AgentObservations", "checked_seed", "layers_state", "load_layers_state"]
+__all__ = [
+    "AgentObservations",
+    "checked_seed",
+    "inner_space",
+    "layers_state",
+    "load_layers_state",
+]
 
 
 def checked_seed(owner: str, seed: Any) -> int | None:
@@ -53,7 +59,7 @@ class AgentObservations:
         self.agent_id = agent_id
         self.views: dict[Any, AgentView] = {}
         for agent in self.agents:
-            space = observation_space or _inner_space(env.observation_space(agent))
+            space = observation_space or inner_space(env.observation_space(agent))
             if agent_id:
                 space = agent_id_space(space, len(self.agents))
             self.views[agent] = AgentView(owner, agent, env.action_space(agent), space)
@@ -68,7 +74,7 @@ class AgentObservations:
         return observation, mask
 
 
-def _inner_space(space: gym.Space) -> gym.Space:
+def inner_space(space: gym.Space) -> gym.Space:
     """The ``"observation"`` part of a dict space with an action mask, else the space."""
     if isinstance(space, gym.spaces.Dict) and "observation" in space.spaces:
         return space.spaces["observation"]
