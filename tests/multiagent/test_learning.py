@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from multiagent_games import TicTacToeMinimax, tictactoe_games
 
 import rlkit as rk
 
