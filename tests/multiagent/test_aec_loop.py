@@ -162,3 +162,13 @@ def test_tictactoe_masks_and_zero_sum_returns():
     hook = rk.run(policy, env, rk.StopAfterNEpisodes(30), rk.TotalRewardPerEpisode())
     returns = np.array([[r["player_1"], r["player_2"]] for r in hook.rewards])
     assert (returns.sum(axis=1) == 0).all() and set(returns[:, 0]) <= {-1.0, 0.0, 1.0}
+
+
+def test_explain_lists_each_agents_calls(capsys):
+    env = rk.PettingZooEnv(TakeTurns())
+    agents = {name: rk.Agent(rk.RandomPolicy(seed=0), rk.VectorSARTTrajectory())
+              for name in ("a", "b")}  # fmt: skip
+    rk.explain(rk.MultiAgentPolicy(agents), env)
+    out = capsys.readouterr().out
+    assert "agent 'a' (Agent):" in out and "agent 'b' (Agent):" in out
+    assert "update(VectorSARTTrajectory, RandomPolicy, AgentView, PostActStage)" in out
