@@ -147,6 +147,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=("tictactoe", "dqn", "spread", "speed"), required=True)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=None,
                         help="episodes (tictactoe) or total steps (dqn, spread); the recipe's "
                         "default when left out")  # fmt: skip
@@ -158,7 +159,7 @@ def main() -> None:
         print("\n".join(speed(args.budget or 30_000)), flush=True)
         return
     margins = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         if args.part == "tictactoe":
             print(tictactoe(seed, args.budget), flush=True)
         elif args.part == "dqn":
