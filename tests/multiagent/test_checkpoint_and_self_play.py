@@ -86,3 +86,26 @@ def test_the_greedy_form_keeps_sharing():
     assert isinstance(greedy, rk.MultiAgentPolicy)
     assert greedy.policy_of("player_1") is greedy.policy_of("player_2")
     assert type(greedy.policy_of("player_1").explorer).__name__ == "GreedyExplorer"
+
+
+def test_a_parallel_run_resumes_from_the_middle_of_an_episode(tmp_path):
+    from multiagent_games import LeaveEarly
+
+    def make():
+        env = rk.PettingZooParallelEnv(LeaveEarly(), seed=0)
+        agents = {a: rk.Agent(rk.RandomPolicy(seed=i), rk.VectorSARTTrajectory(max_episodes=9))
+                  for i, a in enumerate(env.agents)}  # fmt: skip
+        return rk.MultiAgentPolicy(agents), env, rk.TotalRewardPerEpisode()
+
+    policy, env, whole = make()
+    rk.run(policy, env, rk.StopAfterNSteps(11), whole)
+    expected = {a: policy.policy_of(a).trajectory.action for a in env.agents}
+
+    policy, env, hook = make()
+    rk.run(policy, env, rk.StopAfterNSteps(6), hook + rk.CheckpointHook(tmp_path, every_n_steps=6))
+    assert not env.done and env.live_agents == ("x", "y")  # z left, x and y play on
+    policy, env, hook = make()
+    rk.run(policy, env, rk.StopAfterNSteps(11), hook + rk.CheckpointHook(tmp_path, every_n_steps=6),
+           resume_from=tmp_path)  # fmt: skip
+    assert hook.rewards == whole.rewards and hook.current == whole.current
+    assert {a: policy.policy_of(a).trajectory.action for a in env.agents} == expected
