@@ -43,10 +43,9 @@ class AgentCalls:
     policy: Any
     view: Any
     steps: dict[AbstractStage, list[PlanStep]] = field(default_factory=dict)
-    act: Callable[[Any], Any] = print
 
     def __post_init__(self) -> None:
-        self.act = self.policy.act
+        self.act: Callable[[Any], Any] = self.policy.act
         calls = {stage: tuple(s.call for s in self.steps.get(stage, ())) for stage in STAGES}
         self.pre_episode = calls[PRE_EPISODE_STAGE]
         self.pre_act = calls[PRE_ACT_STAGE]

@@ -75,7 +75,12 @@ class AgentView(AbstractEnv):
 
     def act(self, action: Any) -> None:
         """Perform ``action`` for this agent in a turn-based env (when it is its turn)."""
-        current = getattr(self.owner, "current_agent", None)
+        if not hasattr(self.owner, "current_agent"):
+            raise TypeError(
+                f"{self!r}: in a parallel env all live agents act at once: "
+                f"env.act({{agent: action, ...}}), not one agent's view"
+            )
+        current = self.owner.current_agent
         if current != self.agent:
             raise ValueError(
                 f"{self!r}: it is {current!r}'s turn, not {self.agent!r}'s: an action for "

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.checks import positive_int
-from ..core.dispatch import PlanStep
+from ..core.dispatch import PlanStep, where
 from ..core.interfaces import AbstractPolicy
 from ..core.multiagent import AbstractMultiAgentPolicy
 from ..core.stages import POST_EPISODE_STAGE, POST_EXPERIMENT_STAGE, PRE_EPISODE_STAGE, STAGES
@@ -184,9 +184,9 @@ class _Seat(AbstractPolicy):
             else:
                 steps = [_when_seated(owner, agent, s) for s in learner_plan.get(stage, ())]
             if stage is PRE_EPISODE_STAGE:
-                steps.insert(0, PlanStep(owner._begin, "SelfPlay._begin", "self_play.py"))
+                steps.insert(0, PlanStep(owner._begin, "SelfPlay._begin", where(SelfPlay._begin)))
             if stage is POST_EPISODE_STAGE:
-                steps.append(PlanStep(owner._end, "SelfPlay._end", "self_play.py"))
+                steps.append(PlanStep(owner._end, "SelfPlay._end", where(SelfPlay._end)))
             if steps:
                 plan[stage] = steps
         return plan
