@@ -164,8 +164,8 @@ greedy = rk.greedy(experiment.policy).policy_of("player_1")
 report = {}
 for seat in ("player_1", "player_2"):
     report[seat] = {
-        "random": results(greedy, rk.RandomPolicy(seed=3), seat, 1000, seed=10),
-        "minimax": results(greedy, Minimax(seed=4), seat, 50, seed=11),
+        "random": results(greedy, rk.RandomPolicy(seed=11), seat, 1000, seed=123),
+        "minimax": results(greedy, Minimax(seed=5), seat, 50, seed=7),
     }
     for opponent, r in report[seat].items():
         print(f"{seat} vs {opponent:8s} wins {(r == 1).sum():4d}  draws {(r == 0).sum():4d}  "
@@ -190,10 +190,12 @@ save(fig, 2)
 # %% [markdown]
 # ## Checks
 #
-# With the recipe's 20,000 games the table never loses to the random player from either seat
-# and draws every game against minimax (benchmarks/multiagent.py measures it on several
-# seeds); after 2,000 games (`ci`) it already wins more often against a random player than a
-# random first player does.
+# With the recipe's 20,000 games and seed 0 the table never loses to the random player from
+# either seat and draws every game against minimax. That is not true of every seed: with
+# seeds 1 and 2 it loses about 1% of its games against the random player as the second player
+# (benchmarks/results_multiagent.txt): a few rarely visited boards keep poor values. After
+# 2,000 games (`ci`) it already wins more often against a random player than a random player
+# does.
 
 # %%
 random_win_rate = (random_first == 1).mean()
