@@ -24,8 +24,9 @@ turn-based loop::
 An agent's step thus runs from its action to its next turn (or the episode's end): its PostAct
 sees the reward it received meanwhile, also from the other agents' actions (the loser of a
 board game gets its -1 after the winner's move), and the observation it acts on next. The
-parallel loop asks every live agent's child for an action, announces PreAct to each, performs
-all actions at once, then PostAct to each agent that acted (an agent that leaves sees its last
+parallel loop asks every live agent's child for an action and announces its PreAct at once
+(so a policy shared by several agents records each agent's own choice, e.g. PPO's
+log-probability), performs all actions together, then PostAct to each agent that acted (an agent that leaves sees its last
 PostAct with its termination); PostEpisode goes to every child. The hooks see the whole env:
 ``env.reward`` is a dict by agent. A stop in the middle of an episode announces neither the
 open steps' PostAct nor PostEpisode; a later run continues the episode.
@@ -137,10 +138,11 @@ def _simultaneous(policy: AbstractPolicy, env: AbstractParallelEnv, plan: CallPl
         stopped = False
         while not env.done:
             acting = [_calls_of(plan, env, agent) for agent in env.live_agents]
-            actions = {calls.agent: calls.act(calls.view) for calls in acting}
-            for calls in acting:
-                for call in calls.pre_act:
-                    call(actions[calls.agent])
+            actions = {}
+            for calls in acting:  # each agent's PreAct right after its own choice: a policy
+                action = actions[calls.agent] = calls.act(calls.view)  # shared by several
+                for call in calls.pre_act:  # agents records each agent's own action and extras
+                    call(action)
             for call in pre_act:
                 call(actions)
             env.act(actions)

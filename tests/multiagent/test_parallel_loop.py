@@ -96,3 +96,28 @@ def test_simple_spread_runs_with_a_shared_random_policy():
     hook = rk.run(policy, env, rk.StopAfterNEpisodes(2), rk.TotalRewardPerEpisode())
     assert len(hook.rewards) == 2 and set(hook.rewards[0]) == set(env.agents)
     assert all(np.isfinite(list(r.values())).all() for r in hook.rewards)
+
+
+class Actions(rk.AbstractHook):
+    def __init__(self):
+        self.actions = []
+
+    def pre_act(self, policy, env, action):
+        self.actions.append(dict(action))
+
+
+def test_a_shared_ppo_policy_records_each_agents_own_action():
+    """Each agent's PreAct comes right after its own choice: PPO's rollout of each agent holds
+    the action that agent performed (not the last agent's)."""
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    env = rk.PettingZooParallelEnv(LeaveEarly(), seed=0, agent_id=True)
+    shared = rk.PPO.agent(env.view("x"), n_steps=64, seed=0)
+    policy = rk.MultiAgentPolicy.shared(shared, env.agents)
+    hook = Actions()
+    rk.run(policy, env, rk.StopAfterNSteps(12), hook)
+    for agent in env.agents:
+        rollout = policy.policy_of(agent).trajectory
+        performed = [step[agent] for step in hook.actions if agent in step]
+        recorded = rollout.traces["action"][: len(performed), 0].tolist()
+        assert recorded == performed, agent
