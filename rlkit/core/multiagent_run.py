@@ -28,8 +28,9 @@ parallel loop asks every live agent's child for an action and announces its PreA
 (so a policy shared by several agents records each agent's own choice, e.g. PPO's
 log-probability), performs all actions together, then PostAct to each agent that acted (an
 agent that leaves sees its last PostAct with its termination); PostEpisode goes to every
-child. The hooks see the whole env: ``env.reward`` is a dict by agent. A stop in the middle of an episode announces neither the
-open steps' PostAct nor PostEpisode; a later run continues the episode.
+child. The hooks see the whole env: ``env.reward`` is a dict by agent. A stop in the middle
+of an episode announces neither the open steps' PostAct nor PostEpisode; a later run
+continues the episode.
 """
 
 from __future__ import annotations
