@@ -1,138 +1,189 @@
-"""Multi-agent benchmarks. This file's CFR part (``--part cfr``):
+"""Multi-agent benchmarks (issue 25): the recipes of experiments/multiagent.py on several seeds,
+and the speed of the multi-agent loop.
 
-1. CFR iterations per second of ``rk.CFR`` against OpenSpiel's Python ``CFRSolver`` /
-   ``CFRPlusSolver`` (``pip install open_spiel``) on Kuhn and Leduc poker, the same game and
-   the same number of iterations, with both average policies' exploitability side by side
-   (OpenSpiel's measured by OpenSpiel's ``exploitability``, rlkit's by ``rk.exploitability``);
-   each timing is the best of ``--repeats`` (the least disturbed by other load).
-2. CFR+ on Leduc poker: the exploitability curve of ``rk.CFR(plus=True)``'s average policy,
-   which must decrease.
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part tictactoe --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part dqn --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part spread --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part speed
 
-Printed and written to ``benchmarks/results_multiagent_cfr.txt``. Usage::
+Parts (one section each below; the game solvers' part, ``--part cfr`` (CFR against OpenSpiel,
+CFR+ on Leduc), lives in benchmarks/multiagent_cfr.py, which takes its own options):
 
-    python benchmarks/multiagent.py --part cfr [--kuhn-iterations 1000]
-        [--leduc-iterations 30] [--curve-iterations 2000] [--repeats 3]
+* ``tictactoe``: ``SelfPlayQ_TicTacToe`` per seed: the greedy table's wins / draws / losses in
+  1,000 games against a random player and 50 against an exhaustive minimax player (uniform
+  among optimal moves), from each seat;
+* ``dqn``: ``DQN_TicTacToe`` per seed: the greedy learner's mean reward in 500 games as the
+  second player against a random player of the legal moves (Tianshou's test: >= 0.6; 0.7 is
+  about optimal);
+* ``spread``: ``SharedPPO_SimpleSpread`` per seed: the mean episode return (mean over the three
+  agents) of 50 evaluation episodes of the trained shared policy (greedy and stochastic) and of
+  the random policy on the same seeds, and the margin;
+* ``speed``: simple_spread agent moves per CPU second: a plain PettingZoo loop with random
+  actions, ``rk.run`` with a shared ``rk.RandomPolicy``, and ``rk.run`` of the
+  ``SharedPPO_SimpleSpread`` recipe (learning included).
+
+benchmarks/results_multiagent.txt holds a measured output.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
+import runpy
+import sys
 import time
+import warnings
 from pathlib import Path
+
+import numpy as np
 
 import rlkit as rk
 
-GAMES = {"kuhn_poker": "rlkit/KuhnPoker-v0", "leduc_poker": "rlkit/LeducPoker-v0"}
-RESULTS = Path(__file__).with_name("results_multiagent_cfr.txt")
+CFR_PART = Path(__file__).with_name("multiagent_cfr.py")
 
 
-def rlkit_cfr(game: str, plus: bool, iterations: int) -> tuple[float, float]:
-    """(seconds, exploitability) of ``iterations`` rk.CFR iterations (tree built beforehand)."""
-    rk.GameTree.from_game(GAMES[game])
-    solver = rk.CFR(GAMES[game], plus=plus)
+# ---- marl (issue 25 part 1): PettingZoo loops, self-play, shared PPO ----
+
+
+def tictactoe(seed: int, episodes: int | None) -> str:
+    """The self-play table's results against random and minimax players, from each seat."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from multiagent_games import TicTacToeMinimax, tictactoe_games  # the tests' minimax
+
     start = time.perf_counter()
-    solver.iterate(iterations)
+    overrides = {} if episodes is None else {"episodes": episodes}
+    experiment = rk.make_experiment("SelfPlayQ_TicTacToe", seed, **overrides)
+    rk.run(experiment)
     seconds = time.perf_counter() - start
-    return seconds, rk.exploitability(solver, solver.tree)
+    greedy = rk.greedy(experiment.policy)
+    parts = []
+    for seat in ("player_1", "player_2"):
+        random = tictactoe_games(greedy.policy_of(seat), rk.RandomPolicy(seed=11), seat, 1000, 123)
+        perfect = tictactoe_games(greedy.policy_of(seat), TicTacToeMinimax(seed=5), seat, 50, 7)
+        parts.append(f"{seat}: vs random {_wdl(random)}, vs minimax {_wdl(perfect)}")
+    return f"SelfPlayQ_TicTacToe seed {seed} ({seconds:.0f} s): " + "; ".join(parts)
 
 
-def openspiel_cfr(game: str, plus: bool, iterations: int) -> tuple[float, float] | None:
-    """(seconds, exploitability) of OpenSpiel's Python solver; None without open_spiel."""
-    try:
-        import pyspiel
-        from open_spiel.python.algorithms import cfr, exploitability
-    except ImportError:
-        return None
-    os_game = pyspiel.load_game(game)
-    solver = (cfr.CFRPlusSolver if plus else cfr.CFRSolver)(os_game)
+def _wdl(results: np.ndarray) -> str:
+    return f"{(results > 0).sum()}/{(results == 0).sum()}/{(results < 0).sum()} (w/d/l)"
+
+
+def dqn(seed: int, steps: int | None) -> str:
+    """The greedy DQN learner's mean reward as the second player against a random player."""
+    from rlkit.experiments.multiagent import tictactoe_env
+
     start = time.perf_counter()
-    for _ in range(iterations):
-        solver.evaluate_and_update_policy()
+    overrides = {} if steps is None else {"total_steps": steps}
+    experiment = rk.make_experiment("DQN_TicTacToe", seed, **overrides)
+    rk.run(experiment)
     seconds = time.perf_counter() - start
-    return seconds, exploitability.exploitability(os_game, solver.average_policy())
+    learner = rk.greedy(experiment.policy.policy_of("player_2"))
+    policy = rk.MultiAgentPolicy({"player_2": learner, "player_1": rk.RandomPolicy(seed=7)})
+    hook = rk.run(policy, tictactoe_env(99, tabular=False), rk.StopAfterNEpisodes(500),
+                  rk.TotalRewardPerEpisode())  # fmt: skip
+    rewards = np.array([r["player_2"] for r in hook.rewards])
+    return (f"DQN_TicTacToe seed {seed} ({seconds:.0f} s): mean reward {rewards.mean():.3f} "
+            f"as player_2 vs random, {_wdl(rewards)}")  # fmt: skip
 
 
-def cfr_speed(iterations: dict[str, int], repeats: int) -> list[str]:
-    """Part 1: iterations per second and exploitability, rlkit beside OpenSpiel."""
-    lines = [
-        f"{'game':<12} {'solver':<5} {'iters':>6} {'rlkit it/s':>11} {'OpenSpiel it/s':>15} "
-        f"{'speed-up':>9} {'rlkit expl.':>13} {'OpenSpiel expl.':>16}"
+def _spread_return(policy: rk.AbstractPolicy, seed: int, episodes: int = 50) -> float:
+    from mpe2 import simple_spread_v3
+
+    env = rk.PettingZooParallelEnv(simple_spread_v3.parallel_env(max_cycles=25),
+                                   seed=1000 + seed, agent_id=True)  # fmt: skip
+    hook = rk.run(policy, env, rk.StopAfterNEpisodes(episodes), rk.TotalRewardPerEpisode())
+    return float(np.mean([np.mean(list(r.values())) for r in hook.rewards]))
+
+
+def spread(seed: int, steps: int | None) -> tuple[str, float]:
+    """Shared PPO's evaluation return on simple_spread against the random policy's."""
+    start = time.perf_counter()
+    overrides = {} if steps is None else {"total_steps": steps}
+    experiment = rk.make_experiment("SharedPPO_SimpleSpread", seed, **overrides)
+    rk.run(experiment)
+    seconds = time.perf_counter() - start
+    agents = experiment.env.agents
+    greedy = _spread_return(rk.greedy(experiment.policy), seed)
+    with warnings.catch_warnings():  # the trained policy without its Agent: it acts only
+        warnings.simplefilter("ignore")
+        inner = experiment.policy.policy_of(agents[0]).policy
+        stochastic = _spread_return(rk.MultiAgentPolicy.shared(inner, agents), seed)
+    random = _spread_return(rk.MultiAgentPolicy.shared(rk.RandomPolicy(seed=seed), agents), seed)
+    best = max(greedy, stochastic)
+    return (f"SharedPPO_SimpleSpread seed {seed} ({seconds:.0f} s): greedy {greedy:.1f}, "
+            f"stochastic {stochastic:.1f}, random {random:.1f}, margin "
+            f"{best - random:+.1f}"), best - random  # fmt: skip
+
+
+def speed(moves: int) -> list[str]:
+    """simple_spread agent moves per second: plain loop, rk.run random, rk.run shared PPO."""
+    from mpe2 import simple_spread_v3
+
+    env = simple_spread_v3.parallel_env(max_cycles=25)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    done, start = 0, time.process_time()
+    while done < moves:  # the plain loop: PettingZoo alone
+        if not env.agents:
+            env.reset()
+        actions = {agent: int(rng.integers(5)) for agent in env.agents}
+        env.step(actions)
+        done += len(actions)
+    plain = moves / (time.process_time() - start)
+    wrapped = rk.PettingZooParallelEnv(simple_spread_v3.parallel_env(max_cycles=25), seed=0,
+                                       agent_id=True)  # fmt: skip
+    random = rk.MultiAgentPolicy.shared(rk.RandomPolicy(seed=0), wrapped.agents)
+    start = time.process_time()
+    rk.run(random, wrapped, rk.StopAfterNSteps(moves // 3))  # a step: every agent's move
+    loop = moves / (time.process_time() - start)
+    experiment = rk.make_experiment("SharedPPO_SimpleSpread", 0, total_steps=moves // 3)
+    start = time.process_time()
+    rk.run(experiment)
+    ppo = moves / (time.process_time() - start)
+    return [
+        f"simple_spread agent moves per CPU second ({moves} moves, one thread; process time,"
+        f" so a busy machine does not distort the ratios):",
+        f"  plain PettingZoo loop, random actions: {plain:9.0f}",
+        f"  rk.run, shared rk.RandomPolicy:        {loop:9.0f}  ({loop / plain:.2f} of plain)",
+        f"  rk.run, SharedPPO_SimpleSpread:        {ppo:9.0f}  ({ppo / plain:.2f} of plain)",
     ]
-    for game, n in iterations.items():
-        for plus in (False, True):
-            ours = min((rlkit_cfr(game, plus, n) for _ in range(repeats)), key=lambda r: r[0])
-            theirs = openspiel_cfr(game, plus, n)
-            if theirs is not None and repeats > 1 and game == "kuhn_poker":
-                runs = [theirs] + [openspiel_cfr(game, plus, n) for _ in range(repeats - 1)]
-                theirs = min(runs, key=lambda r: r[0])
-            name = "CFR+" if plus else "CFR"
-            if theirs is None:
-                lines.append(
-                    f"{game:<12} {name:<5} {n:>6} {n / ours[0]:>11.1f} {'(no open_spiel)':>15} "
-                    f"{'':>9} {ours[1]:>13.3e}"
-                )
-                continue
-            lines.append(
-                f"{game:<12} {name:<5} {n:>6} {n / ours[0]:>11.1f} {n / theirs[0]:>15.2f} "
-                f"{theirs[0] / ours[0]:>8.1f}x {ours[1]:>13.6e} {theirs[1]:>16.6e}"
-            )
-    return lines
-
-
-def leduc_cfr_plus_curve(iterations: int, every: int) -> list[str]:
-    """Part 2: CFR+ on Leduc, exploitability every ``every`` iterations (must decrease)."""
-    solver = rk.CFR(GAMES["leduc_poker"], plus=True)
-    curve = []
-    while solver.iteration < iterations:
-        solver.iterate(every)
-        curve.append((solver.iteration, rk.exploitability(solver, solver.tree)))
-    pairs = zip(curve, curve[1:], strict=False)
-    upticks = [f"{i0}->{i1}: +{(e1 / e0 - 1):.1%}" for (i0, e0), (i1, e1) in pairs if e1 > e0]
-    lines = [f"{'iteration':>9} {'exploitability':>15}"]
-    lines += [f"{i:>9} {e:>15.6e}" for i, e in curve]
-    lines.append(
-        f"decreasing at every point: {not upticks}"
-        + (f" (upticks {', '.join(upticks)})" if upticks else "")
-    )
-    lines.append(f"first / last: {curve[0][1] / curve[-1][1]:.0f}x lower")
-    return lines
-
-
-def cfr_part(args: argparse.Namespace) -> str:
-    """Both CFR parts as one report."""
-    header = [
-        "# benchmarks/multiagent.py --part cfr",
-        f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or ''}"
-        f" {os.cpu_count()} CPUs, python {platform.python_version()}, rlkit {rk.__version__}, "
-        f"load average {os.getloadavg()[0]:.1f} (timings are noisy on a loaded machine)",
-        "",
-        "## CFR iterations per second, rlkit (vectorised passes) vs OpenSpiel's Python CFR",
-    ]
-    speed = cfr_speed(
-        {"kuhn_poker": args.kuhn_iterations, "leduc_poker": args.leduc_iterations}, args.repeats
-    )
-    curve = leduc_cfr_plus_curve(args.curve_iterations, args.curve_every)
-    title = "## CFR+ on Leduc poker: exploitability of the average policy"
-    return "\n".join([*header, *speed, "", title, *curve])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=["cfr"], default="cfr")
-    parser.add_argument("--kuhn-iterations", type=int, default=1000)
-    parser.add_argument("--leduc-iterations", type=int, default=30)
-    parser.add_argument("--curve-iterations", type=int, default=2000)
-    parser.add_argument("--curve-every", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    args = parser.parse_args()
-    if args.part == "cfr":
-        report = cfr_part(args)
-        print(report)
-        if not args.no_write:
-            RESULTS.write_text(report + "\n")
+    parser.add_argument(
+        "--part", choices=("tictactoe", "dqn", "spread", "speed", "cfr"), required=True
+    )
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--budget", type=int, default=None,
+                        help="episodes (tictactoe) or total steps (dqn, spread); the recipe's "
+                        "default when left out")  # fmt: skip
+    args, rest = parser.parse_known_args()
+    if args.part == "cfr":  # the game solvers' part, with its own options
+        sys.argv = [str(CFR_PART), "--part", "cfr", *rest]
+        runpy.run_path(str(CFR_PART), run_name="__main__")
+        return
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    import torch
+
+    torch.set_num_threads(1)
+    if args.part == "speed":
+        print("\n".join(speed(args.budget or 30_000)), flush=True)
+        return
+    margins = []
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        if args.part == "tictactoe":
+            print(tictactoe(seed, args.budget), flush=True)
+        elif args.part == "dqn":
+            print(dqn(seed, args.budget), flush=True)
+        else:
+            line, margin = spread(seed, args.budget)
+            margins.append(margin)
+            print(line, flush=True)
+    if margins:
+        print(f"SharedPPO_SimpleSpread margin over random: mean {np.mean(margins):+.1f}, "
+              f"min {np.min(margins):+.1f} over {len(margins)} seeds")  # fmt: skip
 
 
 if __name__ == "__main__":

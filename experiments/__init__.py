@@ -10,6 +10,7 @@ from . import (  # noqa: F401 - registration happens at import
     distributed,
     dqn,
     games,
+    multiagent,
     offline,
     optimizers,
     policy_gradient,

@@ -19,6 +19,7 @@ from typing import Any
 from . import _source_tree
 from . import envs as _envs  # noqa: F401 - registers the bundled gymnasium environments
 from . import hooks as _hooks  # noqa: F401 - registers hook composition and resume_from
+from .core import multiagent_run as _multiagent_run  # noqa: F401 - the multi-agent run loops
 from .core import offline_run as _offline_run  # noqa: F401 - registers the offline run loop
 from .core import vector_run as _vector_run  # noqa: F401 - registers the vector run loop
 from .core.dispatch import DispatchError, greedy, statistics, update
@@ -107,6 +108,17 @@ _LAZY: dict[str, str] = {
     "OfflineEnv": "rlkit.envs.offline",
     "VectorGymEnv": "rlkit.envs.vector",
     "SeedBlocksEnv": "rlkit.envs.seed_blocks",
+    # multi-agent (docs/how-to/multi-agent.md)
+    **dict.fromkeys(
+        ["AbstractMultiAgentEnv", "AbstractParallelEnv", "AbstractMultiAgentPolicy"],
+        "rlkit.core.multiagent",
+    ),
+    "PettingZooEnv": "rlkit.envs.pettingzoo",
+    "PettingZooParallelEnv": "rlkit.envs.pettingzoo_parallel",
+    "PettingZooVectorEnv": "rlkit.envs.pettingzoo_vector",
+    "AgentView": "rlkit.envs.agent_view",
+    **dict.fromkeys(["MultiAgentPolicy", "UnknownAgentError"], "rlkit.policies.multi_agent"),
+    "SelfPlay": "rlkit.policies.self_play",
     **dict.fromkeys(["check_env", "EnvCheckError", "EnvReport"], "rlkit.envs.check"),
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",

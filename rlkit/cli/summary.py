@@ -103,7 +103,8 @@ class LearningSummary(AbstractHook):
 
     def line(self, now: float, head: str = "") -> str:
         """One summary line."""
-        rewards = self.returns.rewards[-self.window :]
+        # a multi-agent run's returns are dicts by agent: their mean over the agents
+        rewards = [_team(r) for r in self.returns.rewards[-self.window :]]
         total_steps = self.total_steps
         mean = sum(rewards) / len(rewards) if rewards else float("nan")
         rate = (total_steps - self.start_steps) / max(now - self.start, 1e-9)
@@ -165,3 +166,8 @@ def _size(n_bytes: int) -> str:
         if n_bytes >= scale:
             return f"{n_bytes / scale:.1f} {unit}"
     return f"{n_bytes} B"
+
+
+def _team(ret: Any) -> float:
+    """An episode's return; a multi-agent one (a dict by agent): the mean over the agents."""
+    return sum(ret.values()) / max(len(ret), 1) if isinstance(ret, dict) else ret

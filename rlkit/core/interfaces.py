@@ -428,17 +428,21 @@ class AbstractHook:
         instead of ``<name>``; ``vector_<name> = None`` drops ``<name>`` in vector runs. A hook
         with PreEpisode/PostEpisode methods and no vector form is refused by the vector loop
         (it has no episode stages); ``after_episode_check`` is called once per finished sub-env
-        episode."""
+        episode. Likewise with a multi-agent env (``rk.PettingZooEnv``,
+        ``rk.PettingZooParallelEnv``) a ``multiagent_<name>`` form is used when the class has
+        one (e.g. per-agent returns), ``multiagent_<name> = None`` dropping ``<name>``."""
         plan: dict[AbstractStage | str, list[PlanStep]] = {}
         cls = type(self)
         own = getattr(self, "__dict__", {})  # stage methods set on the instance count too
         vector = isinstance(env, AbstractVectorEnv)
+        # the form of a stage method for this kind of env, when the hook class has one
+        prefix = "vector_" if vector else "multiagent_" if _is_multiagent(env) else None
         for stage in (*STAGES, *CHECK_MOMENTS):
             name = getattr(stage, "method_name", stage)
-            if vector and hasattr(cls, "vector_" + name):
-                name = "vector_" + name  # this hook's form of the stage for vector envs
+            if prefix is not None and hasattr(cls, prefix + name):
+                name = prefix + name  # this hook's form of the stage for this kind of env
                 if getattr(cls, name) is None:
-                    continue  # nothing to do there with a vector env
+                    continue  # nothing to do there with this kind of env
             elif getattr(cls, name) is getattr(AbstractHook, name) and name not in own:
                 continue
             method = getattr(self, name)
@@ -446,6 +450,11 @@ class AbstractHook:
                 PlanStep(partial(method, policy, env), f"{cls.__name__}.{name}", where(method))
             ]
         return plan
+
+
+def _is_multiagent(env: Any) -> bool:
+    """A multi-agent env (``rlkit.core.multiagent``'s classes say so with a class attribute)."""
+    return getattr(type(env), "is_multiagent", False) is True
 
 
 # ---- stop conditions ----

@@ -13,6 +13,7 @@ from typing import Any
 from .checks import not_a_class
 from .dispatch import PlanStep, learning_methods, where
 from .interfaces import CHECK_MOMENTS, AbstractHook, AbstractOfflineEnv, AbstractPolicy, stop_plan
+from .multiagent_plan import agent_plans, describe_agents, experiment_steps, is_multiagent
 from .offline_plan import offline_plan
 from .stages import (
     POST_ACT_STAGE,
@@ -41,6 +42,7 @@ class CallPlan:
     stop_episode: PlanStep | None = None
     checks_stop: bool = False  # the stop condition checks anything (after steps or episodes)
     checks_steps: bool = False  # the stop condition checks after steps
+    agents: dict[Any, Any] | None = None  # a multi-agent run: each agent's AgentCalls
 
     def calls(self, stage: AbstractStage) -> tuple:
         """The plain functions to call at ``stage``, in order."""
@@ -59,6 +61,8 @@ class CallPlan:
         ):
             if step is not None:
                 lines.append(f"{label}: {step}")
+        if self.agents is not None:
+            lines.extend(describe_agents(self.agents))
         return "\n".join(lines)
 
 
@@ -103,13 +107,17 @@ def build_plan(
         )
     if isinstance(hook, AbstractHook):
         hook.attach(policy, env, stop_condition, hook)
+    agents = None
     if isinstance(env, AbstractOfflineEnv):  # learning from a dataset: no Agent needed
         policy_plan = offline_plan(policy, env)
+    elif is_multiagent(env):  # each agent's child planned with its view of the env
+        agents = agent_plans(policy, env, _warn_if_it_cannot_learn)
+        policy_plan = experiment_steps(agents)
     else:
         policy_plan = policy.plan(env)
         _warn_if_it_cannot_learn(policy, env)
     hooks = {} if hook is None else hook_plan(hook, policy, env)
-    plan = CallPlan()
+    plan = CallPlan(agents=agents)
     for stage in STAGES:
         mine, theirs = policy_plan.get(stage, []), hooks.get(stage, [])
         steps = theirs + mine if stage in _HOOK_FIRST else mine + theirs

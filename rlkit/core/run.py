@@ -16,6 +16,7 @@ from .interfaces import (
     AbstractVectorEnv,
 )
 from .interrupt import CtrlC
+from .multiagent import AbstractMultiAgentEnv, AbstractParallelEnv
 from .plan import CallPlan, build_plan
 from .stages import (
     POST_ACT_STAGE,
@@ -27,6 +28,14 @@ from .stages import (
 )
 
 __all__ = ["run"]
+
+_ENV_TYPES = (
+    AbstractEnv,
+    AbstractVectorEnv,
+    AbstractOfflineEnv,
+    AbstractMultiAgentEnv,
+    AbstractParallelEnv,
+)
 
 
 def run(
@@ -73,11 +82,12 @@ def run(
         if env is not None or stop_condition is not None or hook is not None:
             raise TypeError("run(experiment) takes no other arguments: the experiment has them")
         return run(*bundled, resume_from=resume_from)
-    if not isinstance(env, (AbstractEnv, AbstractVectorEnv, AbstractOfflineEnv)):
+    if not isinstance(env, _ENV_TYPES):
         raise TypeError(
             f"run: env must be an rk.AbstractEnv (wrap gymnasium envs with rk.GymEnv), an "
-            f"rk.AbstractVectorEnv (rk.VectorGymEnv) or an rk.AbstractOfflineEnv "
-            f"(rk.OfflineEnv), got "
+            f"rk.AbstractVectorEnv (rk.VectorGymEnv), an rk.AbstractOfflineEnv "
+            f"(rk.OfflineEnv) or a multi-agent env (rk.PettingZooEnv, rk.PettingZooParallelEnv), "
+            f"got "
             f"{type(env).__name__}: {env!r}"
         )
     if stop_condition is None:

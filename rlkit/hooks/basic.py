@@ -179,10 +179,12 @@ def find_hook(hook: Any, kind: type) -> Any:
 class TotalRewardPerEpisode(AbstractHook):
     """The total reward of every finished episode.
 
-    ``rewards[i]`` is the return of the ``i``-th finished episode. The running total of the episode
-    in progress is ``current``; it joins ``rewards`` only when the episode finishes, so a run that
-    stops in the middle of an episode never reports it as finished (``current`` still shows it at
-    PostExperiment, and a later run on the same env continues it).
+    ``rewards[i]`` is the return of the ``i``-th finished episode (with a multi-agent env,
+    ``rk.PettingZooEnv`` or ``rk.PettingZooParallelEnv``: a dict of returns by agent). The
+    running total of the episode in progress is ``current``; it joins ``rewards`` only when the
+    episode finishes, so a run that stops in the middle of an episode never reports it as
+    finished (``current`` still shows it at PostExperiment, and a later run on the same env
+    continues it).
 
     Example:
         >>> import rlkit as rk
@@ -220,21 +222,44 @@ class TotalRewardPerEpisode(AbstractHook):
 
     vector_post_episode = None
 
+    # ---- multi-agent envs: per-agent returns (``current`` and each ``rewards[i]``: dicts) ----
+    def multiagent_pre_experiment(self, policy: Any, env: Any) -> None:
+        if not isinstance(self.current, dict):
+            if self.current != 0.0:
+                raise ValueError(
+                    f"TotalRewardPerEpisode: holds an unfinished single-env episode, cannot "
+                    f"record the agents of {env!r}; use a new hook"
+                )
+            self.current = dict.fromkeys(env.agents, 0.0)
+
+    def multiagent_post_act(self, policy: Any, env: Any) -> None:
+        current = self.current
+        for agent, reward in env.rewards.items():
+            current[agent] = current.get(agent, 0.0) + reward
+
+    def multiagent_post_episode(self, policy: Any, env: Any) -> None:
+        self.rewards.append(dict(self.current))
+        self.current = dict.fromkeys(self.current, 0.0)
+
     def state_dict(self) -> dict[str, Any]:
-        return {"rewards": list(self.rewards), "current": _plain(self.current)}
+        return {"rewards": [_plain(r) for r in self.rewards], "current": _plain(self.current)}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("TotalRewardPerEpisode", state, "rewards", "current")
-        self.rewards = [float(r) for r in state["rewards"]]
+        self.rewards = [_number_or_dict(r) for r in state["rewards"]]
         current = state["current"]
-        self.current = (
-            float(current) if np.ndim(current) == 0 else np.array(current, dtype=np.float64)
-        )
+        if isinstance(current, dict):
+            self.current = _number_or_dict(current)
+        else:
+            self.current = (
+                float(current) if np.ndim(current) == 0 else np.array(current, dtype=np.float64)
+            )
 
 
 class RewardsPerEpisode(AbstractHook):
     """The reward of every step, one list per finished episode (``rewards``); the steps of the
-    episode in progress are in ``current`` until it finishes.
+    episode in progress are in ``current`` until it finishes. With a multi-agent env each
+    step's rewards are a dict by agent.
 
     Example:
         >>> import rlkit as rk
@@ -253,6 +278,9 @@ class RewardsPerEpisode(AbstractHook):
 
     def post_act(self, policy: Any, env: Any) -> None:
         self.current.append(float(env.reward))
+
+    def multiagent_post_act(self, policy: Any, env: Any) -> None:
+        self.current.append(dict(env.rewards))  # a multi-agent env: the step's rewards by agent
 
     def post_episode(self, policy: Any, env: Any) -> None:
         self.rewards.append(self.current)
@@ -295,12 +323,12 @@ class RewardsPerEpisode(AbstractHook):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("RewardsPerEpisode", state, "rewards", "current")
-        self.rewards = [[float(x) for x in r] for r in state["rewards"]]
+        self.rewards = [[_number_or_dict(x) for x in r] for r in state["rewards"]]
         current = state["current"]
         if len(current) and isinstance(current[0], (list, tuple, np.ndarray)):
             self.current = [[float(x) for x in c] for c in current]
         else:
-            self.current = [float(x) for x in current]
+            self.current = [_number_or_dict(x) for x in current]
 
 
 class StepsPerEpisode(AbstractHook):
@@ -373,7 +401,16 @@ def _per_sub_env(owner: str, current: Any, env: Any, dtype: Any) -> np.ndarray:
 
 
 def _plain(current: Any) -> Any:
+    if isinstance(current, dict):  # a multi-agent record: by agent
+        return dict(current)
     return current.tolist() if isinstance(current, np.ndarray) else current
+
+
+def _number_or_dict(value: Any) -> Any:
+    """A saved return as it was: a float, or a dict of floats by agent."""
+    if isinstance(value, dict):
+        return {agent: float(v) for agent, v in value.items()}
+    return float(value)
 
 
 # ---- timing ----

@@ -190,6 +190,17 @@ class AbstractLogger(AbstractHook):
     vector_pre_episode = None
     vector_post_episode = None
 
+    # ---- multi-agent envs: a step is one agent's move (or all live agents' moves); the
+    # return logged is the mean of the agents' returns ----
+    def multiagent_post_act(self, policy: Any, env: Any) -> None:
+        rewards = env.rewards
+        self.total_steps += 1
+        self.episode_length += 1
+        self.episode_return += sum(rewards.values()) / max(len(rewards), 1)
+        if self.total_steps >= self._next_stats:
+            self._next_stats += self.stats_every_n_steps
+            self.log_statistics(self.total_steps, self.statistics_report(policy))
+
     # ---- PostExperiment: stop the clock, close the output ----
     def post_experiment(self, policy: Any, env: Any) -> None:
         if self._run_start is not None:

@@ -138,6 +138,15 @@ class ProgressBar(AbstractHook):
         if self._countdown <= 0:
             self._tick()
 
+    # ---- multi-agent envs: the return is the mean of the agents' returns ----
+    def multiagent_post_act(self, policy: Any, env: Any) -> None:
+        rewards = env.rewards
+        self.total_steps += 1
+        self.episode_return += sum(rewards.values()) / max(len(rewards), 1)
+        self._countdown -= 1
+        if self._countdown <= 0:
+            self._tick()
+
     # ---- PostEpisode: the episode's return joins the mean ----
     def post_episode(self, policy: Any, env: Any) -> None:
         self.episodes += 1

@@ -1,0 +1,213 @@
+"""Multi-agent recipes (docs/how-to/multi-agent.md) on PettingZoo games: tabular self-play on
+tic-tac-toe, DQN against a random masked opponent on tic-tac-toe (Tianshou's test), and PPO
+with parameter sharing on MPE's simple_spread.
+
+They need the ``multiagent`` extra (``pip install rlkit-toolkit[multiagent]``: PettingZoo) and,
+for simple_spread, the ``mpe`` extra (``mpe2``); both are imported when a recipe is built, so
+the recipes are listed without them. Every generator is derived from the recipe's ``seed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import rlkit as rk
+from rlkit.core.checks import positive_int, unit_interval
+from rlkit.core.seeding import int_seed, spawn_seeds
+
+from .dqn import (
+    DQNParams,
+    RecipeSeeds,
+    q_approximator,
+    replay_sampler,
+    zoo_controller,
+    zoo_explorer,
+)
+
+__all__ = [
+    "tictactoe_state",
+    "tictactoe_env",
+    "TICTACTOE_DQN",
+    "SelfPlayQ_TicTacToe",
+    "DQN_TicTacToe",
+    "SharedPPO_SimpleSpread",
+]
+
+_POWERS = 3 ** np.arange(9)
+#: the number of tic-tac-toe boards seen from the player to move: each cell empty, mine, theirs
+TICTACTOE_STATES = 3**9
+
+
+def tictactoe_state(observation: Any) -> int:
+    """PettingZoo's tic-tac-toe observation (3x3 cells, plane 0 the mover's marks, plane 1 the
+    opponent's) as one integer in ``[0, 3**9)``: cell values 0 empty, 1 mine, 2 theirs, read
+    as base-3 digits in the order of the actions (``observation[row, col]`` is the cell of
+    action ``3 * row + col``). A tabular learner's state.
+
+    Example:
+        >>> board = np.zeros((3, 3, 2), dtype=np.int8)
+        >>> board[0, 0, 0] = board[0, 1, 1] = 1  # my mark at action 0, theirs at action 1
+        >>> tictactoe_state(board)
+        7
+    """
+    cells = observation[..., 0] + 2 * observation[..., 1]
+    return int(cells.reshape(-1) @ _POWERS)
+
+
+def _flat(observation: Any) -> np.ndarray:
+    return np.asarray(observation, dtype=np.float32).reshape(-1)
+
+
+def tictactoe_env(seed: int | np.random.SeedSequence, *, tabular: bool) -> rk.PettingZooEnv:
+    """PettingZoo's ``tictactoe_v3`` with each state as :func:`tictactoe_state`'s integer
+    (``tabular=True``) or as the 18 flat 0/1 cells (for a network).
+
+    Example:
+        >>> tictactoe_env(0, tabular=True).view("player_1").state_space
+        Discrete(19683)
+    """
+    from pettingzoo.classic import tictactoe_v3
+
+    seed = int_seed(seed) if isinstance(seed, np.random.SeedSequence) else seed
+    if tabular:
+        fn, space = tictactoe_state, gym.spaces.Discrete(TICTACTOE_STATES)
+    else:
+        fn, space = _flat, gym.spaces.Box(0.0, 1.0, (18,), dtype=np.float32)
+    return rk.PettingZooEnv(
+        tictactoe_v3.env(), seed=seed, observation_fn=fn, observation_space=space
+    )
+
+
+@rk.experiment
+def SelfPlayQ_TicTacToe(
+    seed: int = 0,
+    episodes: int = 20_000,
+    step_size: float = 0.5,
+    epsilon: float = 0.1,
+    decay_episodes: int = 14_000,
+) -> rk.Experiment:
+    """Tabular Q-learning by self-play on tic-tac-toe: one Q table shared by both players
+    (each sees the board from its own side), each player recording its own moves; epsilon
+    decays linearly from 1 to ``epsilon`` over about ``decay_episodes`` episodes (9 moves
+    each at most; the schedule counts moves)."""
+    name = "SelfPlayQ_TicTacToe"
+    env_seed, explorer_seed = spawn_seeds(seed, 2)
+    env = tictactoe_env(env_seed, tabular=True)
+    view = env.view("player_1")
+    q = rk.TabularQApproximator(view.state_space, view.action_space, step_size=step_size)
+    explorer = rk.EpsilonGreedyExplorer(
+        unit_interval(name, "epsilon", epsilon),
+        kind="linear",
+        decay_steps=8 * positive_int(name, "decay_episodes", decay_episodes),
+        seed=explorer_seed,
+    )
+    agent = rk.Agent(
+        rk.QBasedPolicy(rk.TDLearner(q, method="qlearning", gamma=1.0), explorer),
+        rk.VectorSARTTrajectory(),
+    )
+    return rk.Experiment(
+        rk.MultiAgentPolicy.shared(agent, env.agents),
+        env,
+        rk.StopAfterNEpisodes(positive_int(name, "episodes", episodes)),
+        rk.TotalRewardPerEpisode(),
+    )
+
+
+#: DQN on tic-tac-toe against a random masked opponent with Tianshou's test's settings
+#: (test/pettingzoo/tic_tac_toe.py: 4 hidden layers of 128, gamma 0.9, 3-step returns, lr 1e-4,
+#: batch 64, one gradient step per 10 moves, the target network synced every 320 gradient
+#: steps, epsilon 0.1 throughout, 640 random moves first, a replay of 20,000, at most 50,000
+#: moves), on Stable-Baselines3's driver (gradient norm not clipped, as Tianshou)
+TICTACTOE_DQN = DQNParams(
+    total_steps=50_000,
+    lr=1e-4,
+    batch_size=64,
+    buffer_size=20_000,
+    learning_starts=640,
+    gamma=0.9,
+    target_update_interval=3_200,
+    train_freq=10,
+    gradient_steps=1,
+    exploration_fraction=0.01,
+    exploration_final_eps=0.1,
+    exploration_initial_eps=0.1,
+    hidden=(128, 128, 128, 128),
+    max_grad_norm=None,
+    n_step=3,
+)
+
+
+#: the seat DQN_TicTacToe's learner plays
+DQN_SEAT = "player_2"
+
+
+@rk.experiment
+def DQN_TicTacToe(seed: int = 0, p: DQNParams = TICTACTOE_DQN) -> rk.Experiment:
+    """DQN plays the second player of tic-tac-toe against a uniformly random player of the
+    legal moves (Tianshou's tic-tac-toe test, whose learner is the second player by default).
+    The budget ``total_steps`` counts the moves of both players."""
+    learner_seat = DQN_SEAT
+    s = RecipeSeeds.of(seed)
+    env = tictactoe_env(s.env, tabular=False)
+    view = env.view(learner_seat)
+    q = q_approximator(view, p, s.network)
+    learner = rk.Agent(
+        rk.QBasedPolicy(
+            rk.DQNLearner(
+                q,
+                target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+                sampler=replay_sampler(p, s.sampler),
+                controller=zoo_controller(p),
+                gamma=p.gamma,
+            ),
+            zoo_explorer(p, s.explorer),
+        ),
+        rk.CircularArraySARTTrajectory(p.buffer_size, view.state_space, view.action_space),
+    )
+    other = "player_1" if learner_seat == "player_2" else "player_2"
+    policy = rk.MultiAgentPolicy({learner_seat: learner, other: rk.RandomPolicy(s.evaluation)})
+    return rk.Experiment(
+        policy,
+        env,
+        rk.StopAfterNSteps(positive_int("DQN_TicTacToe", "total_steps", p.total_steps)),
+        rk.TotalRewardPerEpisode(),
+        threads=1,
+    )
+
+
+@rk.experiment
+def SharedPPO_SimpleSpread(
+    seed: int = 0,
+    total_steps: int = 150_000,
+    lr: float = 3e-4,
+    n_steps: int = 1024,
+    max_cycles: int = 25,
+    agent_id: bool = True,
+) -> rk.Experiment:
+    """PPO with parameter sharing on MPE's simple_spread (3 agents, local rewards off): one
+    network acts for every agent (with its one-hot id appended to its observation), each agent
+    collecting its own rollout of ``n_steps`` moves; Stable-Baselines3's PPO defaults
+    otherwise. ``total_steps`` counts every agent's moves."""
+    from mpe2 import simple_spread_v3
+
+    name = "SharedPPO_SimpleSpread"
+    env_seed, policy_seed = spawn_seeds(seed, 2)
+    env = rk.PettingZooParallelEnv(
+        simple_spread_v3.parallel_env(max_cycles=positive_int(name, "max_cycles", max_cycles)),
+        seed=int_seed(env_seed),
+        agent_id=agent_id,
+    )
+    view = env.view(env.agents[0])
+    agent = rk.PPO.agent(
+        view, seed=policy_seed, lr=lr, n_steps=positive_int(name, "n_steps", n_steps)
+    )
+    return rk.Experiment(
+        rk.MultiAgentPolicy.shared(agent, env.agents),
+        env,
+        rk.StopAfterNSteps(positive_int(name, "total_steps", total_steps)),
+        rk.TotalRewardPerEpisode(),
+        threads=1,
+    )

@@ -1,0 +1,134 @@
+"""What the two PettingZoo adapters share: checking the arguments, each agent's spaces and
+observation (with an ``observation_fn`` and the agent-id feature), and the checkpoint state of a
+PettingZoo env (its plain attributes and generators, layer by layer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ..core.checks import non_negative_int
+from ..core.state import attribute_state, is_plain, load_attribute_state
+from .agent_view import AgentView, agent_id_space, observation_part, with_agent_id
+
+__all__ = [
+    "AgentObservations",
+    "checked_seed",
+    "inner_space",
+    "layers_state",
+    "load_layers_state",
+]
+
+
+def checked_seed(owner: str, seed: Any) -> int | None:
+    """None, or ``seed`` as an int >= 0."""
+    return None if seed is None else non_negative_int(owner, "seed", seed)
+
+
+class AgentObservations:
+    """Each agent's spaces, view and observation transform."""
+
+    def __init__(
+        self,
+        owner: Any,
+        env: Any,
+        observation_fn: Callable[[Any], Any] | None,
+        observation_space: gym.Space | None,
+        agent_id: bool,
+    ) -> None:
+        name = type(owner).__name__
+        if observation_fn is not None and not callable(observation_fn):
+            raise TypeError(
+                f"{name}: observation_fn must be callable (observation -> state), got "
+                f"{type(observation_fn).__name__}: {observation_fn!r}"
+            )
+        if (observation_fn is None) != (observation_space is None):
+            raise ValueError(
+                f"{name}: observation_fn and observation_space go together (the space of the "
+                f"states observation_fn returns); got only "
+                f"{'observation_fn' if observation_space is None else 'observation_space'}"
+            )
+        if not isinstance(agent_id, bool):
+            raise TypeError(f"{name}: agent_id must be True or False, got {agent_id!r}")
+        self.agents = tuple(env.possible_agents)
+        self.index = {agent: i for i, agent in enumerate(self.agents)}
+        self.observation_fn = observation_fn
+        self.agent_id = agent_id
+        self.views: dict[Any, AgentView] = {}
+        for agent in self.agents:
+            space = observation_space or inner_space(env.observation_space(agent))
+            if agent_id:
+                space = agent_id_space(space, len(self.agents))
+            self.views[agent] = AgentView(owner, agent, env.action_space(agent), space)
+
+    def state(self, agent: Any, obs: Any) -> tuple[Any, np.ndarray | None]:
+        """``(state, mask)`` of ``agent`` from its raw PettingZoo observation."""
+        observation, mask = observation_part(obs)
+        if self.observation_fn is not None:
+            observation = self.observation_fn(observation)
+        if self.agent_id:
+            observation = with_agent_id(observation, self.index[agent], len(self.agents))
+        return observation, mask
+
+
+def inner_space(space: gym.Space) -> gym.Space:
+    """The ``"observation"`` part of a dict space with an action mask, else the space."""
+    if isinstance(space, gym.spaces.Dict) and "observation" in space.spaces:
+        return space.spaces["observation"]
+    return space
+
+
+# ---- checkpoints: the plain state of every layer of a PettingZoo env ----
+
+_SKIP = ("metadata", "render_mode", "possible_agents", "observation_spaces", "action_spaces")
+
+
+def _layers(env: Any) -> list[Any]:
+    layers = [env]
+    while hasattr(layers[-1], "env") and layers[-1].env is not layers[-1]:
+        layers.append(layers[-1].env)
+    return layers
+
+
+def _data_objects(layer: Any) -> dict[str, Any]:
+    """Attributes that are objects holding only plain data (a board, an agent selector)."""
+    found = {}
+    for name, value in vars(layer).items():
+        attributes = getattr(value, "__dict__", None)
+        if name in _SKIP or not attributes or is_plain(value) or isinstance(value, type):
+            continue
+        if hasattr(value, "possible_agents") or isinstance(value, gym.Space):
+            continue  # an env (the next layer) or a space
+        if all(is_plain(v) or isinstance(v, np.random.Generator) for v in attributes.values()):
+            found[name] = attribute_state(value)
+    return found
+
+
+def layers_state(env: Any) -> list[dict[str, Any]]:
+    """Each layer's plain attributes, generators and data objects (see ``GymEnv.state_dict``:
+    engines and other state in foreign objects are not saved)."""
+    return [
+        {
+            "type": type(layer).__qualname__,
+            "attributes": attribute_state(layer, exclude=_SKIP),
+            "objects": _data_objects(layer),
+        }
+        for layer in _layers(env)
+    ]
+
+
+def load_layers_state(owner: Any, env: Any, saved: list[dict[str, Any]]) -> None:
+    """Restore :func:`layers_state` into an env built the same way."""
+    layers = _layers(env)
+    if [s["type"] for s in saved] != [type(layer).__qualname__ for layer in layers]:
+        raise ValueError(
+            f"{owner!r}.load_state_dict: the saved wrapper chain {[s['type'] for s in saved]} "
+            f"differs from this environment's {[type(x).__qualname__ for x in layers]}"
+        )
+    for layer, state in zip(layers, saved, strict=True):
+        load_attribute_state(layer, state["attributes"])
+        for name, attributes in state["objects"].items():
+            load_attribute_state(getattr(layer, name), attributes)
