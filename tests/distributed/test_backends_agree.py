@@ -88,4 +88,4 @@ def test_ape_x_actors_act_with_the_weights_sent_to_them(request, backend):
     assert chunk["version"] == 7
     np.testing.assert_array_equal(chunk["action"], np.ones(30, dtype=chunk["action"].dtype))
     # the learner's own network (which the actor's copy must not act with) prefers action 0
-    assert (agent.policy.learner.model(torch.as_tensor(chunk["state"])).argmax(1) == 0).any()
+    assert (agent.policy.learner.model(torch.tensor(chunk["state"])).argmax(1) == 0).any()
