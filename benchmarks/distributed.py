@@ -111,6 +111,13 @@ def main() -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-learning", action="store_true")
+    parser.add_argument("--no-rates", action="store_true", help="the learning runs only")
+    parser.add_argument(
+        "--backend",
+        choices=("ray", "local"),
+        default="ray",
+        help="the learning runs' backend (they give the same numbers)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results_distributed.txt"))
     args = parser.parse_args()
     if args.quick:
@@ -126,6 +133,32 @@ def main() -> None:
         f"{time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, ray {ray.__version__}",
         f"# --steps {args.steps} --max-actors {args.max_actors} "
         f"{' '.join('--set ' + o for o in args.overrides)}",
+    ]
+    if not args.no_rates:
+        lines += rates(args, params)
+    if not args.no_learning:
+        lines += ["", f"## learning: ApeX_CartPole, 2 {args.backend} actors, {args.learn_steps} "
+                  "steps", "", "| seed | greedy mean (20 ep.) | wall s | first eval >= 475 "
+                  "(step, s) | curve (step, s, mean) |", "|---|---|---|---|---|"]  # fmt: skip
+        for seed in args.seeds:
+            result = learning_curve(
+                seed, args.learn_steps, **{**params, "n_actors": 2, "backend": args.backend}
+            )
+            solved = result["solved"]
+            where = f"{solved[0]}, {solved[1]:.0f}" if solved else "never"
+            curve = " ".join(f"({s}, {t:.0f}, {m:.0f})" for s, t, m in result["curve"])
+            lines.append(f"| {seed} | {result['greedy']:.1f} | {result['seconds']:.0f} | "
+                         f"{where} | {curve} |")  # fmt: skip
+            print(lines[-1], flush=True)
+    ray.shutdown()
+    args.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"written {args.out}")
+
+
+def rates(args: argparse.Namespace, params: dict[str, Any]) -> list[str]:
+    """The table of env steps per second."""
+    lines = [
         "",
         "## env steps/s (acting and learning)",
         "",
@@ -148,23 +181,7 @@ def main() -> None:
         base = base or rate
         lines.append(f"| ApeX_CartPole ray | {n} | {rate:,.0f} | {rate / base:.2f} | {n} |")
         print(lines[-1], flush=True)
-    if not args.no_learning:
-        lines += ["", f"## learning: ApeX_CartPole, 2 Ray actors, {args.learn_steps} steps", "",
-                  "| seed | greedy mean (20 ep.) | wall s | first eval >= 475 (step, s) | "
-                  "curve (step, s, mean) |", "|---|---|---|---|---|"]  # fmt: skip
-        for seed in args.seeds:
-            result = learning_curve(seed, args.learn_steps, **{**params, "n_actors": 2,
-                                                                "backend": "ray"})  # fmt: skip
-            solved = result["solved"]
-            where = f"{solved[0]}, {solved[1]:.0f}" if solved else "never"
-            curve = " ".join(f"({s}, {t:.0f}, {m:.0f})" for s, t, m in result["curve"])
-            lines.append(f"| {seed} | {result['greedy']:.1f} | {result['seconds']:.0f} | "
-                         f"{where} | {curve} |")  # fmt: skip
-            print(lines[-1], flush=True)
-    ray.shutdown()
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"written {args.out}")
+    return lines
 
 
 if __name__ == "__main__":

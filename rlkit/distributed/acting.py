@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.seeding import int_seed
 from ..learners.built import BuiltPolicy
-from ..learners.value_based.common import ValueBasedLearner
+from ..learners.value_based.common import ValueBasedLearner, fast_forward
 from ..policies.agent import Agent
 from ..policies.explorers import EpsilonGreedyExplorer
 from ..policies.q_based import QBasedPolicy
@@ -36,7 +36,7 @@ class ValueBasedActing:
         self.prioritized = isinstance(agent.trajectory, PrioritizedCircularArraySARTTrajectory)
 
     def actor_policy(self, policy: QBasedPolicy, index: int, seed: np.random.SeedSequence) -> Any:
-        learner = copy.deepcopy(policy.learner)
+        learner = acting_copy(policy.learner)
         return QBasedPolicy(learner, EpsilonGreedyExplorer(self.epsilons[index], seed=seed))
 
     @staticmethod
@@ -69,6 +69,21 @@ class ValueBasedActing:
     @staticmethod
     def adopt(policy: Any, step: dict[str, np.ndarray]) -> Any:
         return step["action"]
+
+
+def acting_copy(learner: ValueBasedLearner) -> ValueBasedLearner:
+    """A copy of ``learner`` that acts with its own network.
+
+    A DQN-family learner acts through ``fast_forward(model)``, a closure holding the model's
+    parameter tensors; ``copy.deepcopy`` copies the model but not the closure (functions are
+    copied by reference), so a plain deep copy would go on acting with the original's
+    parameters: in this process the learner's live ones (whatever weights were sent), in a Ray
+    actor those of the unpickled original (the first weights, forever). The copy's acting path
+    is rebuilt on its own model, so the weights loaded into it are the ones it acts with.
+    """
+    own = copy.deepcopy(learner)
+    own._act_forward = fast_forward(own.model)
+    return own
 
 
 class OnPolicyActing:
