@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.seeding import int_seed
 from ..learners.built import BuiltPolicy
-from ..learners.value_based.common import ValueBasedLearner, fast_forward
+from ..learners.value_based.common import ValueBasedLearner
 from ..policies.agent import Agent
 from ..policies.explorers import EpsilonGreedyExplorer
 from ..policies.q_based import QBasedPolicy
@@ -72,18 +72,10 @@ class ValueBasedActing:
 
 
 def acting_copy(learner: ValueBasedLearner) -> ValueBasedLearner:
-    """A copy of ``learner`` that acts with its own network.
-
-    A DQN-family learner acts through ``fast_forward(model)``, a closure holding the model's
-    parameter tensors; ``copy.deepcopy`` copies the model but not the closure (functions are
-    copied by reference), so a plain deep copy would go on acting with the original's
-    parameters: in this process the learner's live ones (whatever weights were sent), in a Ray
-    actor those of the unpickled original (the first weights, forever). The copy's acting path
-    is rebuilt on its own model, so the weights loaded into it are the ones it acts with.
-    """
-    own = copy.deepcopy(learner)
-    own._act_forward = fast_forward(own.model)
-    return own
+    """A copy of ``learner`` that acts with its own network: a deep copy (the acting path,
+    ``fast_forward(model)``, holds the copied model's parameters, so the weights loaded into the
+    copy are the ones it acts with, in this process and in a Ray actor alike)."""
+    return copy.deepcopy(learner)
 
 
 class OnPolicyActing:

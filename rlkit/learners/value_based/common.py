@@ -145,7 +145,9 @@ def fast_forward(model: torch.nn.Module):
     skipping ``nn.Module.__call__`` (about 40% of a small network's single-state forward pass).
     The parameters are read at every call, so training and ``load_state_dict`` are seen; hooks
     registered on the model afterwards are not (they run in training forward passes only).
-    Any other model is called as it is.
+    Any other model is called as it is. The result is an object holding the parameters (not a
+    closure), so ``copy.deepcopy`` or pickling of its owner gives a copy that acts with the
+    copied model's parameters, not the original's.
     """
     if type(model) is not torch.nn.Sequential or _has_hooks(model):
         return model
@@ -157,14 +159,22 @@ def fast_forward(model: torch.nn.Module):
             steps.append(None)
         else:
             return model
-    linear, relu = F.linear, torch.relu
+    return _LinearReLUForward(tuple(steps))
 
-    def forward(x: torch.Tensor) -> torch.Tensor:
-        for step in steps:
+
+class _LinearReLUForward:
+    """``fast_forward``'s function: linear layers and ReLUs on the parameters it holds."""
+
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: tuple[tuple[torch.Tensor, torch.Tensor | None] | None, ...]) -> None:
+        self.steps = steps
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        linear, relu = F.linear, torch.relu
+        for step in self.steps:
             x = relu(x) if step is None else linear(x, step[0], step[1])
         return x
-
-    return forward
 
 
 def _has_hooks(module: torch.nn.Module) -> bool:

@@ -490,3 +490,25 @@ def test_fast_acting_forward_matches_the_model_and_falls_back_when_it_must():
     assert fast_forward(dueling) is dueling
     net.register_forward_hook(lambda module, args, out: out * 2)
     assert fast_forward(net) is net
+
+
+def test_a_deep_copy_or_pickle_of_the_acting_forward_uses_the_copied_parameters():
+    """A copy of a learner (a self-play pool's frozen copy, an actor's policy) acts with its own
+    network: the fast acting path holds parameters, not a closure over the original's."""
+    import copy
+    import pickle
+
+    from rlkit.learners.value_based.common import fast_forward
+
+    box, two = gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2)
+    net = q_network(box, two, (8, 8), seed=0)
+    holder = {"model": net, "forward": fast_forward(net)}
+    x = torch.linspace(-1, 1, 4)
+    for twin in (copy.deepcopy(holder), pickle.loads(pickle.dumps(holder))):
+        with torch.no_grad():
+            before = twin["forward"](x).clone()
+            net[0].weight.add_(1.0)  # the original changes: the copy does not see it
+            assert torch.equal(twin["forward"](x), before)
+            twin["model"][0].weight.add_(1.0)  # the copy's own model changes: it acts with it
+            assert torch.equal(twin["forward"](x), twin["model"](x))
+            assert not torch.equal(twin["forward"](x), before)
