@@ -7,6 +7,7 @@ of recipes needs its entry point there too (then ``pip install -e .`` again).
 
 from . import (  # noqa: F401 - registration happens at import
     continuous,
+    distributional,
     dqn,
     offline,
     optimizers,
