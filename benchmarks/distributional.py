@@ -86,10 +86,11 @@ def solve(args: argparse.Namespace) -> None:
             hit = next((r.step for r in hook.results if r.mean >= THRESHOLD), None)
             reached.append(hit is not None)
             curve = ", ".join(f"{r.step // 1000}k:{r.mean:.0f}" for r in hook.results)
+            final = greedy_mean(experiment, "CartPole-v1")
             print(
                 f"{name} seed {seed}: "
                 + (f"reached {THRESHOLD:g} at step {hit}" if hit else "MISSED within budget")
-                + f" ({seconds:.0f} s, {cpu:.0f} s of CPU); greedy mean {greedy_mean(experiment, 'CartPole-v1'):.1f}"
+                + f" ({seconds:.0f} s, {cpu:.0f} s of CPU); greedy mean {final:.1f}"
                 f" over {EVAL_EPISODES} episodes; evaluations {curve}",
                 flush=True,
             )
