@@ -186,3 +186,15 @@ def test_a_network_with_the_wrong_number_of_atoms_is_refused_when_the_run_starts
     with pytest.raises(ValueError, match=r"outputs 10 values per state, but the action space "
                                          r"Discrete\(2\) needs 22 \(2 actions x 11 outputs"):
         rk.run(agent, env, rk.StopAfterNSteps(5))
+
+
+@pytest.mark.parametrize("name", ["C51_CartPole", "IQN_CartPole", "Rainbow_CartPole"])
+def test_the_recipes_run_on_acrobot_with_set_env(name):
+    experiment = rk.make_experiment(name, seed=0, env="Acrobot-v1", total_steps=150,
+                                    learning_starts=100, train_freq=10, gradient_steps=1,
+                                    batch_size=16, hidden=(16,))  # fmt: skip
+    rk.run(experiment.policy, experiment.env, experiment.stop_condition)  # without evaluations
+    assert experiment.env.name == "Acrobot-v1"
+    assert experiment.hook[rk.EvaluationHook].env.name == "Acrobot-v1"
+    assert experiment.policy.policy.learner.gradient_steps == 5
+    assert experiment.policy.policy.learner.action_space.n == 3
