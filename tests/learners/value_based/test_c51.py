@@ -198,3 +198,14 @@ def test_the_recipes_run_on_acrobot_with_set_env(name):
     assert experiment.hook[rk.EvaluationHook].env.name == "Acrobot-v1"
     assert experiment.policy.policy.learner.gradient_steps == 5
     assert experiment.policy.policy.learner.action_space.n == 3
+
+
+@pytest.mark.parametrize("name", ["C51_CartPole", "IQN_CartPole", "Rainbow_CartPole"])
+def test_the_recipes_learn_from_a_vector_env(name):
+    experiment = rk.make_experiment(name, seed=0, n_envs=2, total_steps=200, learning_starts=100,
+                                    train_freq=10, gradient_steps=1, batch_size=16,
+                                    hidden=(16,))  # fmt: skip
+    rk.run(experiment.policy, experiment.env, experiment.stop_condition)
+    learner = experiment.policy.policy.learner
+    assert learner.env_steps == 200 and learner.gradient_steps == 10
+    assert len(experiment.policy.trajectory) == 200
