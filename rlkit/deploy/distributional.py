@@ -32,6 +32,7 @@ from ..approximators.distributional import (
 )
 from ..learners.value_based.c51 import C51Base
 from ..learners.value_based.iqn import IQNBase
+from ..learners.value_based.rainbow import NoiseFreeLearner
 from ..policies.q_based import QBasedPolicy
 from .networks import register_module
 from .q_based import learner_artifact
@@ -79,3 +80,8 @@ def _(learner: C51Base, policy: QBasedPolicy) -> tuple[str, dict, dict]:
 @learner_artifact.register
 def _(learner: IQNBase, policy: QBasedPolicy) -> tuple[str, dict, dict]:
     return network_artifact(learner.model, learner.model.n_acting, learner)
+
+
+@learner_artifact.register
+def _(learner: NoiseFreeLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
+    return learner_artifact(learner.learner, policy)  # the same network: noise is off in both

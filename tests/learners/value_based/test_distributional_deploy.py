@@ -36,6 +36,8 @@ def test_save_load_predict_acts_as_the_greedy_policy(trained, tmp_path):
     assert np.allclose(loaded.values(obs), expected, atol=1e-5)
     assert loaded.predict(obs).tolist() == policy.predict(obs).tolist()
     assert np.allclose(rk.greedy(policy).values(obs), expected)
+    rk.save(rk.greedy(policy), tmp_path / "greedy.rlkit")  # the greedy form saves the same
+    assert np.allclose(rk.load(tmp_path / "greedy.rlkit").values(obs), expected, atol=1e-5)
     rk.save(loaded, tmp_path / "again.rlkit")  # a loaded policy saves again
     assert rk.load(tmp_path / "again.rlkit").predict(obs).tolist() == loaded.predict(obs).tolist()
 
