@@ -16,6 +16,9 @@ sb3-contrib, and CleanRL's C51 budget. Each part runs in one process with torch 
   0.01/32, no clipping), the same seeds: training time and the greedy mean over 20 episodes of
   the final policy (sb3-contrib without an evaluation callback: both keep their final
   parameters here; rlkit's recipe's ``restore_best`` is switched off for the comparison).
+  It needs ``sb3_contrib`` importable (results_distributional.txt: stable-baselines3 and
+  sb3-contrib 2.7.1 installed with ``pip install --no-deps --target DIR`` and put on
+  ``PYTHONPATH``, leaving the environment's own packages unchanged).
 * ``cleanrl``: ``C51_CartPole`` with CleanRL's ``c51.py`` hyperparameters (500k steps, 101
   atoms on [-100, 100], lr 2.5e-4, buffer 10k, batch 128, gamma 0.99, target every 500
   steps, learning from step 10k every 10 steps, epsilon 1 -> 0.05 over half the run, MLP
