@@ -191,6 +191,9 @@ _LAZY: dict[str, str] = {
     "BC": "rlkit.learners.offline.bc",
     "PrioritizedDQNLearner": "rlkit.learners.value_based.prioritized",
     "QRDQNLearner": "rlkit.learners.value_based.qr_dqn",
+    "C51Learner": "rlkit.learners.value_based.c51",
+    "IQNLearner": "rlkit.learners.value_based.iqn",
+    "RainbowLearner": "rlkit.learners.value_based.rainbow",
     # trajectories
     "VectorSARTTrajectory": "rlkit.trajectories.episodic",
     "CircularArraySARTTrajectory": "rlkit.trajectories.circular",

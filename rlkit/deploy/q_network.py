@@ -27,7 +27,7 @@ from .q_based import learner_artifact, q_based_policy
 from .registry import loader
 from .spaces import space_from_json, space_to_json
 
-__all__ = ["NetworkQLearner"]
+__all__ = ["NetworkQLearner", "network_artifact"]
 
 
 class NetworkQLearner(AbstractLearner):
@@ -64,20 +64,32 @@ class NetworkQLearner(AbstractLearner):
 # ---- saving ----
 @learner_artifact.register
 def _(learner: ValueBasedLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
-    if learner.state_space is None:
-        raise ValueError(
-            f"rk.save: {type(learner).__name__} has not run yet, so its observation space is "
-            f"unknown; save it after training (rk.run)"
-        )
-    return _network_artifact(learner.model, getattr(learner, "n_quantiles", None), learner)
+    return network_artifact(learner.model, getattr(learner, "n_quantiles", None), learner)
 
 
 @learner_artifact.register
 def _(learner: NetworkQLearner, policy: QBasedPolicy) -> tuple[str, dict, dict]:
-    return _network_artifact(learner.model, learner.n_quantiles, policy)
+    return network_artifact(learner.model, learner.n_quantiles, policy)
 
 
-def _network_artifact(model: torch.nn.Module, n_quantiles: Any, owner: Any):
+def network_artifact(model: torch.nn.Module, n_quantiles: Any, owner: Any) -> tuple:
+    """``("q_network", meta, tensors)`` of a Q-network (``n_quantiles``: the loaded learner
+    averages that many quantiles per action) acting on ``owner.state_space``; refused when
+    ``owner`` is a learner that has not run yet (its observation space is unknown).
+
+    Example:
+        >>> import gymnasium as gym, torch
+        >>> from types import SimpleNamespace
+        >>> owner = SimpleNamespace(state_space=gym.spaces.Box(-1, 1, (3,)))
+        >>> kind, meta, tensors = network_artifact(torch.nn.Linear(3, 2), None, owner)
+        >>> kind, sorted(tensors)
+        ('q_network', ['bias', 'weight'])
+    """
+    if isinstance(owner, ValueBasedLearner) and owner.state_space is None:
+        raise ValueError(
+            f"rk.save: {type(owner).__name__} has not run yet, so its observation space is "
+            f"unknown; save it after training (rk.run)"
+        )
     meta = {
         "network": module_to_json(model, "the Q-network"),
         "n_quantiles": n_quantiles,

@@ -20,7 +20,7 @@ from ..core.state import get_state
 from .explorers import AbstractExplorer, GreedyExplorer
 from .predict import mask_batch, masked_argmax, observation_batch, single_or_batch
 
-__all__ = ["QBasedPolicy", "check_spaces"]
+__all__ = ["QBasedPolicy", "check_spaces", "deterministic_learner"]
 
 
 class QBasedPolicy(AbstractPolicy):
@@ -112,7 +112,7 @@ class QBasedPolicy(AbstractPolicy):
         """
         owner = type(self).__name__
         batch, single = observation_batch(owner, obs, observation_space(self))
-        values = self.values(batch)
+        values = self.values(batch, deterministic=deterministic)
         masks = mask_batch(owner, action_masks, len(batch), values.shape[-1])
         if deterministic:
             actions = masked_argmax(values, masks)
@@ -128,13 +128,15 @@ class QBasedPolicy(AbstractPolicy):
             )
         return single_or_batch(actions, single)
 
-    def values(self, batch: np.ndarray) -> np.ndarray:
+    def values(self, batch: np.ndarray, deterministic: bool = False) -> np.ndarray:
         """The learner's action values ``(n, n_actions)`` for a batch of observations, computed
         as when acting (``learner(env)`` on a view holding them): one forward pass for a
-        neural learner, one call per row for others."""
+        neural learner, one call per row for others. ``deterministic``: the learner's
+        deterministic form (:func:`deterministic_learner`: noisy layers at their means)."""
+        learner = deterministic_learner(self.learner) if deterministic else self.learner
         if hasattr(self.learner, "model"):  # neural: a batch as a vector env's states
-            return np.asarray(self.learner(ObservationView(batch, vector=True)))
-        return np.stack([np.asarray(self.learner(ObservationView(o))) for o in batch])
+            return np.asarray(learner(ObservationView(batch, vector=True)))
+        return np.stack([np.asarray(learner(ObservationView(o))) for o in batch])
 
     def state_dict(self) -> dict[str, Any]:
         """The learner's and the explorer's state, for checkpoints."""
@@ -177,6 +179,24 @@ def observation_space(policy: QBasedPolicy) -> Any:
     )
 
 
+def deterministic_learner(learner: Any) -> Any:
+    """The form of ``learner`` that greedy and deterministic acting read: its
+    ``deterministic()`` where it has one (``RainbowLearner``: noisy layers at their means),
+    else the learner itself.
+
+    Example:
+        >>> import numpy as np, rlkit as rk
+        >>> class Fixed(rk.AbstractLearner):
+        ...     def __call__(self, env):
+        ...         return np.zeros(2)
+        >>> learner = Fixed()
+        >>> deterministic_learner(learner) is learner
+        True
+    """
+    form = getattr(learner, "deterministic", None)
+    return form() if callable(form) else learner
+
+
 def check_spaces(learner: Any, env: Any, *, with_actions: bool) -> None:
     """``learner.approximator.check_spaces(state_space[, action_space])`` where it exists."""
     check = getattr(getattr(learner, "approximator", None), "check_spaces", None)
@@ -205,9 +225,12 @@ def _(policy: QBasedPolicy, env: AbstractOfflineEnv, stage: AbstractStage, /):
     return update(policy.learner, env, stage)
 
 
-# ---- greedy: the same learner (shared, not copied) acting with a GreedyExplorer ----
+# ---- greedy: the same learner (shared, not copied; its deterministic form where it has one:
+# noisy layers at their means) acting with a GreedyExplorer ----
 @greedy.dispatch
 def _(policy: QBasedPolicy, seed: object = None, /):
-    evaluated = QBasedPolicy(policy.learner, GreedyExplorer(seed=0 if seed is None else seed))
+    evaluated = QBasedPolicy(
+        deterministic_learner(policy.learner), GreedyExplorer(seed=0 if seed is None else seed)
+    )
     evaluated.evaluation_only = True  # run alone without the "cannot learn" warning
     return evaluated

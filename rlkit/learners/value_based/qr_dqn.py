@@ -163,8 +163,9 @@ def quantile_huber_loss(
 ) -> torch.Tensor:
     """The quantile Huber loss of Dabney et al. (2018), as in QR-DQN.
 
-    ``current``: ``(B, N)`` predicted quantiles at ``fractions`` ``(N,)``; ``target``: ``(B, M)``
-    target samples. Summed over the predicted quantiles, averaged over batch and targets.
+    ``current``: ``(B, N)`` predicted quantiles at ``fractions`` ``(N,)`` (or ``(B, N)``, one
+    set per sample, as IQN samples them); ``target``: ``(B, M)`` target samples. Summed over the
+    predicted quantiles, averaged over batch and targets.
 
     Example:
         >>> import torch
@@ -175,5 +176,5 @@ def quantile_huber_loss(
     delta = target.unsqueeze(1) - current.unsqueeze(2)  # (B, N, M)
     abs_delta = delta.abs()
     huber = torch.where(abs_delta <= kappa, 0.5 * delta.pow(2), kappa * (abs_delta - 0.5 * kappa))
-    weight = (fractions.view(1, -1, 1) - (delta.detach() < 0).float()).abs()
+    weight = (fractions.unsqueeze(-1) - (delta.detach() < 0).float()).abs()
     return (weight * huber).sum(dim=1).mean()
