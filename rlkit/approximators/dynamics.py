@@ -64,7 +64,7 @@ from ..optimizers.gradient import GradientDescent
 from .ensemble import ProbabilisticEnsemble, gaussian_nll
 from .neural import resolve_device
 
-__all__ = ["EnsembleDynamicsModel", "check_model_fn", "mbpo_weight_decays"]
+__all__ = ["EnsembleDynamicsModel", "check_model_fn", "mbpo_weight_decays", "select_elites"]
 
 _FN_CALL = "{name}(state, action, next_state) -> tensor of one value per row"
 
@@ -95,6 +95,17 @@ def check_model_fn(owner: str, name: str, fn: Any) -> Any:
             f"{owner}: {name} {fn_name}{signature} cannot be called as {call}: {error}"
         ) from None
     return fn
+
+
+def select_elites(holdout_mse: Sequence[float], n_elites: int) -> list[int]:
+    """The indices of the ``n_elites`` members with the lowest held-out error, in increasing
+    order (ties: the lower index; MBPO's ``_model_inds``).
+
+    Example:
+        >>> select_elites([0.3, 0.1, 0.9, 0.2], 2)
+        [1, 3]
+    """
+    return sorted(int(i) for i in np.argsort(np.asarray(holdout_mse), kind="stable")[:n_elites])
 
 
 def mbpo_weight_decays(n_layers: int) -> list[float]:
@@ -422,7 +433,7 @@ class EnsembleDynamicsModel(AbstractApproximator):
                 break
         _restore_members(self.network, snapshot)
         self.holdout_mse = [float(v) for v in self._holdout(x_hold, y_hold)]
-        self.elites = sorted(int(i) for i in np.argsort(self.holdout_mse)[: self.n_elites])
+        self.elites = select_elites(self.holdout_mse, self.n_elites)
         self.fits += 1
         elite_mse = float(np.mean([self.holdout_mse[i] for i in self.elites]))
         return {
