@@ -46,8 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...approximators.dynamics import EnsembleDynamicsModel, check_model_fn
-from ...core.checks import finite_float, optional_positive_int, positive_int
+from ...core.checks import finite_float, positive_int
 from ...core.dispatch import PlanStep, update, where
 from ...core.interfaces import AbstractEnv, AbstractVectorEnv
 from ...core.seeding import int_seed
@@ -57,8 +56,8 @@ from ...trajectories.circular import CircularArraySARTTrajectory
 from ..actor_critic.sac import SAC, SAC_DEFAULTS, squashed_sample
 from ..batch import Batch
 from ..drivers.off_policy import train
-from ..hyperparameters import hidden_sizes
 from .model_replay import ModelReplay
+from .settings import check_model_settings, make_dynamics
 
 __all__ = ["MBPO", "MBPO_DEFAULTS", "rollout_length", "model_rollouts"]
 
@@ -188,22 +187,10 @@ class MBPO(SAC):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         c = self.config
-        self.dynamics = EnsembleDynamicsModel(
-            self.state_space,
-            self.action_space,
-            ensemble_size=c["ensemble_size"],
-            n_elites=c["n_elites"],
-            hidden=tuple(c["model_hidden"]),
-            lr=c["model_lr"],
-            batch_size=c["model_batch_size"],
-            holdout_ratio=c["model_holdout_ratio"],
-            max_epochs=c["model_max_epochs"],
-            max_epochs_since_update=c["max_epochs_since_update"],
-            reward_fn=c["reward_fn"],
-            termination_fn=c["termination_fn"],
-            seed=self.seeds["dynamics"],
-            device=self.device,
-        )
+        self.dynamics = make_dynamics(
+            type(self).name, self.state_space, self.action_space, c, self.seeds["dynamics"],
+            self.device,
+        )  # fmt: skip
         self.rollout_generator = torch.Generator().manual_seed(int_seed(self.seeds["rollout"]))
         n_obs = self.dynamics.n_obs
         self.model_replay = ModelReplay(0, n_obs, self.n_actions, self.device)
@@ -214,26 +201,11 @@ class MBPO(SAC):
         """SAC's checks, and MBPO's hyperparameters."""
         super().check_config(owner, action_space, env)
         c = self.config
-        for name in (
-            "ensemble_size", "n_elites", "model_batch_size", "max_epochs_since_update",
-            "model_train_freq", "rollout_batch_size", "epoch_length", "model_retain_epochs",
-        ):  # fmt: skip
+        check_model_settings(owner, c)
+        for name in ("rollout_batch_size", "epoch_length", "model_retain_epochs"):
             positive_int(owner, name, c[name])
-        if c["ensemble_size"] < c["n_elites"]:
-            raise ValueError(
-                f"{owner}: ensemble_size {c['ensemble_size']} is below n_elites "
-                f"{c['n_elites']}; the elites are chosen among the members (give "
-                f"ensemble_size >= n_elites)"
-            )
-        hidden_sizes(owner, c["model_hidden"])
-        finite_float(owner, "model_lr", c["model_lr"], low=0, low_open=True)
         finite_float(owner, "real_ratio", c["real_ratio"], low=0, high=1)
-        finite_float(owner, "model_holdout_ratio", c["model_holdout_ratio"], low=0, high=1,
-                     low_open=True)  # fmt: skip
-        optional_positive_int(owner, "model_max_epochs", c["model_max_epochs"])
         _check_schedule(owner, c["rollout_schedule"])
-        check_model_fn(owner, "reward_fn", c["reward_fn"])
-        check_model_fn(owner, "termination_fn", c["termination_fn"])
 
     # ---- the model's timing (MBPO's own) ----
     def model_due(self, before: int) -> bool:
@@ -262,8 +234,7 @@ class MBPO(SAC):
         length = self.rollout_length()
         per_epoch = c["rollout_batch_size"] * c["epoch_length"] // c["model_train_freq"]
         self.model_replay.resize(max(c["model_retain_epochs"] * per_epoch * length, 1))
-        indices, _ = replay.sample_indices(c["rollout_batch_size"], self.rng)
-        start = replay.state[indices]
+        start = replay.state[_uniform_indices(replay, c["rollout_batch_size"], self.rng)]
         rollouts = model_rollouts(self, start, length, self.rollout_generator)
         self.model_replay.add(rollouts)
         self.model_stats = {
@@ -284,7 +255,7 @@ class MBPO(SAC):
         for _ in range(n):
             real = None
             if n_real:
-                idx, _ = replay.sample_indices(n_real, self.rng)
+                idx = _uniform_indices(replay, n_real, self.rng)
                 real = self._as_batch(
                     replay.state[idx], replay.action[idx], replay.reward[idx],
                     replay.terminal[idx], replay.next_state[idx], "the real part of the batch",
@@ -335,6 +306,14 @@ class MBPO(SAC):
         self.model_replay.load_state_dict(state["model_replay"])
         self.rollout_generator.set_state(state["rollout_generator"])
         self.model_fits = int(state.get("model_fits", 0))
+
+
+def _uniform_indices(
+    replay: CircularArraySARTTrajectory, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n`` slots of ``replay``'s transitions drawn uniformly with replacement (more than it
+    holds, too: MBPO's ``random_batch``)."""
+    return (replay.oldest + rng.integers(len(replay), size=n)) % replay.capacity
 
 
 def _nothing() -> None:

@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...approximators.dynamics import EnsembleDynamicsModel, check_model_fn
+from ...approximators.dynamics import EnsembleDynamicsModel
 from ...approximators.neural import resolve_device
-from ...core.checks import finite_float, optional_positive_int, positive_int
+from ...core.checks import finite_float, positive_int
 from ...core.dispatch import PlanStep, greedy, statistics, update, where
 from ...core.interfaces import AbstractEnv, AbstractPolicy
 from ...core.seeding import int_seed, spawn_seeds
@@ -53,8 +53,8 @@ from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..actor_critic.common import check_continuous_space
-from ..hyperparameters import hidden_sizes
 from .cem import cem
+from .settings import check_model_settings, make_dynamics
 
 __all__ = ["PETS", "PETS_DEFAULTS", "expected_returns"]
 
@@ -184,22 +184,7 @@ class PETS(AbstractPolicy):
         self._check(owner)
         self.device = resolve_device(device, owner)
         model_seed, plan_seed, shuffle_seed = spawn_seeds(seed, 3)
-        self.dynamics = EnsembleDynamicsModel(
-            state_space,
-            action_space,
-            ensemble_size=c["ensemble_size"],
-            n_elites=c["n_elites"],
-            hidden=tuple(c["model_hidden"]),
-            lr=c["model_lr"],
-            batch_size=c["model_batch_size"],
-            holdout_ratio=c["model_holdout_ratio"],
-            max_epochs=c["model_max_epochs"],
-            max_epochs_since_update=c["max_epochs_since_update"],
-            reward_fn=c["reward_fn"],
-            termination_fn=c["termination_fn"],
-            seed=model_seed,
-            device=self.device,
-        )
+        self.dynamics = make_dynamics(owner, state_space, action_space, c, model_seed, self.device)
         self.generator = torch.Generator().manual_seed(int_seed(plan_seed))
         self.rng = np.random.default_rng(shuffle_seed)
         self.low = torch.as_tensor(action_space.low, dtype=torch.float32).reshape(-1)
@@ -212,21 +197,9 @@ class PETS(AbstractPolicy):
 
     def _check(self, owner: str) -> None:
         c = self.config
-        for name in ("ensemble_size", "n_elites", "model_batch_size", "max_epochs_since_update",
-                     "model_train_freq", "buffer_size"):  # fmt: skip
-            positive_int(owner, name, c[name])
-        if c["ensemble_size"] < c["n_elites"]:
-            raise ValueError(
-                f"{owner}: ensemble_size {c['ensemble_size']} is below n_elites "
-                f"{c['n_elites']}; the elites are chosen among the members (give "
-                f"ensemble_size >= n_elites)"
-            )
+        check_model_settings(owner, c)
+        positive_int(owner, "buffer_size", c["buffer_size"])
         positive_int(owner, "learning_starts", c["learning_starts"])
-        hidden_sizes(owner, c["model_hidden"])
-        finite_float(owner, "model_lr", c["model_lr"], low=0, low_open=True)
-        optional_positive_int(owner, "model_max_epochs", c["model_max_epochs"])
-        check_model_fn(owner, "reward_fn", c["reward_fn"])
-        check_model_fn(owner, "termination_fn", c["termination_fn"])
         _check_planner(owner, c)
 
     def __repr__(self) -> str:
