@@ -34,6 +34,7 @@ EXPECTED = [
     "12_policy_gradient",
     "13_deep_learners",
     "14_offline_rl",
+    "15_model_based",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
 
