@@ -133,6 +133,11 @@ def test_bad_input_is_refused_at_construction(changes, error, match):
         rk.PETS(rk.GymEnv("Pendulum-v1"), **{**SMALL, **changes})
 
 
+def test_rk_save_refuses_a_planner_and_says_how_to_keep_it(tmp_path):
+    with pytest.raises(TypeError, match="PETS has no inference artifact.*CheckpointHook"):
+        rk.save(rk.PETS(rk.GymEnv("Pendulum-v1"), **SMALL), tmp_path / "pets.rlkit")
+
+
 def test_a_discrete_action_space_is_refused():
     with pytest.raises(TypeError, match="continuous"):
         rk.PETS(rk.GymEnv("CartPole-v1"))
