@@ -81,7 +81,9 @@ class MBPOParams(SACParams):
     model_hidden: tuple[int, ...] = (200, 200, 200, 200)
     model_lr: float = 1e-3
     model_batch_size: int = 256
+    model_holdout_ratio: float = 0.2
     model_max_epochs: int | None = None
+    max_epochs_since_update: int = 5
     model_train_freq: int = 250
     real_ratio: float = 0.05
     rollout_batch_size: int = 100_000
@@ -101,7 +103,8 @@ class MBPOParams(SACParams):
     def check(self, owner: str) -> None:
         super().check(owner)
         for name in ("ensemble_size", "n_elites", "model_batch_size", "model_train_freq",
-                     "rollout_batch_size", "epoch_length", "model_retain_epochs"):  # fmt: skip
+                     "rollout_batch_size", "epoch_length", "model_retain_epochs",
+                     "max_epochs_since_update"):  # fmt: skip
             checks.positive_int(owner, name, getattr(self, name))
         checks.optional_positive_int(owner, "model_max_epochs", self.model_max_epochs)
         check_hidden(owner, self.model_hidden)
@@ -130,9 +133,12 @@ class PETSParams:
     model_hidden: tuple[int, ...] = (200, 200, 200, 200)
     model_lr: float = 1e-3
     model_batch_size: int = 32
+    model_holdout_ratio: float = 0.2
     model_max_epochs: int | None = None
+    max_epochs_since_update: int = 5
     learning_starts: int = 200
     model_train_freq: int = 200
+    buffer_size: int = 1_000_000
     horizon: int = 30
     population: int = 500
     cem_elites: int = 50
@@ -152,7 +158,8 @@ class PETSParams:
     def check(self, owner: str) -> None:
         for name in ("total_steps", "ensemble_size", "n_elites", "model_batch_size",
                      "learning_starts", "model_train_freq", "horizon", "population",
-                     "cem_elites", "cem_iterations", "particles"):  # fmt: skip
+                     "cem_elites", "cem_iterations", "particles", "max_epochs_since_update",
+                     "buffer_size"):  # fmt: skip
             checks.positive_int(owner, name, getattr(self, name))
         checks.optional_positive_int(owner, "model_max_epochs", self.model_max_epochs)
         check_hidden(owner, self.model_hidden)
