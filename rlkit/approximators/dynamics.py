@@ -134,19 +134,26 @@ class EnsembleDynamicsModel(AbstractApproximator):
     """A probabilistic ensemble dynamics model (see the module docstring).
 
     Args:
-        state_space, action_space: flat ``Box`` spaces of the environment.
+        state_space: the environment's observation space, a flat ``Box``.
+        action_space: its action space, a flat ``Box``.
         ensemble_size: members (MBPO: 7; PETS: 5).
         n_elites: the best members by held-out error that predictions use (MBPO: 5); at most
             ``ensemble_size``.
         hidden: hidden layer sizes (MBPO: four of 200).
-        lr: Adam's learning rate; ``weight_decay``: L2 coefficients per layer (hidden layers,
-            then the head), or None for MBPO's (:func:`mbpo_weight_decays`).
-        batch_size, holdout_ratio, max_holdout, max_epochs_since_update, max_epochs: training
-            (module docstring; ``max_epochs`` None: until early stopping).
-        reward_fn, termination_fn: known functions ``fn(state, action, next_state)`` of torch
-            batches (reward: float per row; termination: bool per row), or None (the reward is
-            learned; episodes never end).
+        lr: Adam's learning rate.
+        weight_decay: L2 coefficients per layer (hidden layers, then the head), or None for
+            MBPO's (:func:`mbpo_weight_decays`).
+        batch_size: the minibatch of each member's gradient step.
+        holdout_ratio: the share of the transitions held out (at most ``max_holdout``).
+        max_holdout: the most transitions held out.
+        max_epochs_since_update: early stopping's patience, in epochs.
+        max_epochs: a cap on the epochs of one fit (None: until early stopping).
+        reward_fn: a known reward ``fn(state, action, next_state)`` of torch batches (a float
+            per row), or None: the reward is learned.
+        termination_fn: a known termination ``fn(state, action, next_state)`` (a bool per
+            row), or None: episodes never end.
         seed: the initialisation and the data shuffling derive from it.
+        device: torch's device.
 
     Example:
         >>> import rlkit as rk
