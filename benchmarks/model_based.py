@@ -32,13 +32,20 @@ BUDGET = {"MBPO_Pendulum": 5000, "PETS_Pendulum": 5000, "SAC_Pendulum": 20_000}
 
 
 class StopAtThreshold(rk.AbstractStopCondition):
-    """Stop once the evaluation hook's last mean reaches ``threshold``."""
+    """Stop once the evaluation hook's last mean reaches ``threshold``; print each new
+    evaluation as it comes (a long run shows its progress)."""
 
-    def __init__(self, hook: rk.EvaluationHook, threshold: float) -> None:
-        self.hook, self.threshold = hook, threshold
+    def __init__(self, hook: rk.EvaluationHook, threshold: float, label: str) -> None:
+        self.hook, self.threshold, self.label, self.seen = hook, threshold, label, 0
+        self.start = time.perf_counter()
 
     def step(self, policy, env) -> bool:
         results = self.hook.results
+        if len(results) > self.seen:
+            self.seen = len(results)
+            last = results[-1]
+            print(f"  {self.label}: {last.step} steps: {last.mean:.1f} "
+                  f"({time.perf_counter() - self.start:.0f} s)", flush=True)  # fmt: skip
         return bool(results) and results[-1].mean >= self.threshold
 
 
@@ -51,7 +58,8 @@ def sample_efficiency(args: argparse.Namespace) -> None:
                 rk.GymEnv("Pendulum-v1"), every_n_steps=args.every, n_episodes=args.episodes,
                 seed=10_000 + seed,
             )  # fmt: skip
-            stop = rk.StopAfterNSteps(budget) | StopAtThreshold(evaluation, args.threshold)
+            label = f"{name} seed {seed}"
+            stop = rk.StopAfterNSteps(budget) | StopAtThreshold(evaluation, args.threshold, label)
             start = time.perf_counter()
             rk.run(experiment.policy, experiment.env, stop, evaluation)
             seconds = time.perf_counter() - start
