@@ -3,8 +3,9 @@
 
 * ``MBPO_Pendulum``: 5,000 steps; SAC (lr 1e-3, 256-256, as ``SAC_Pendulum``) with 10 updates
   per step on 95% model rollouts, the model (7 members, 5 elites, three layers of 200, the
-  reward learned) retrained every 250 steps from 500 random steps on, 1,000 rollouts of
-  length 1 rising to 5 over the run.
+  reward learned) retrained every 250 steps from 500 random steps on (each fit capped at 30
+  epochs, a compute budget: MBPO's own stop only early), 1,000 rollouts of length 1 rising to
+  5 over the run.
 * ``PETS_Pendulum``: 5,000 steps; CEM planning (population 100, 10 elites, 3 iterations,
   horizon 15, 5 particles TS-∞) through an ensemble of 5 (three layers of 64) that learns the
   dynamics, with Pendulum's known reward (:func:`pendulum_reward`, mbrl-lib's common setting),
@@ -174,6 +175,7 @@ MBPO_PENDULUM = MBPOParams(
     gradient_steps=10,
     learning_starts=500,
     model_hidden=(200, 200, 200),
+    model_max_epochs=30,
     rollout_batch_size=1000,
     rollout_schedule=(0, 5, 1, 5),
 )
