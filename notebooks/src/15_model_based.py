@@ -170,13 +170,13 @@ for name, results in curves.items():
 # - Dyna-Q with 50 planning steps needs far fewer steps per episode early on than Q-learning
 #   (the book's Figure 8.2).
 # - The model's one-step error is small, and its error grows with the horizon it predicts.
-# - At the full scale, MBPO's last evaluation beats SAC's on the same 5,000 steps (on
-#   Pendulum SAC needs 10,000 to 20,000; benchmarks/model_based.py measures 5 seeds).
+#
+# The curves of MBPO and SAC are shown, not asserted here: one seed is no evidence either way.
+# benchmarks/model_based.py measures the steps each needs to reach -200 on several seeds
+# (benchmarks/results_model_based.txt).
 
 # %%
 assert maze[50][:, 1:10].mean() < 0.5 * maze[0][:, 1:10].mean()
 assert errors[0] < 0.01, errors[0]
 assert errors[9] > 2 * errors[0] and errors[19] > errors[9]
-if SCALE == "full":
-    assert curves["MBPO"][-1].mean > curves["SAC"][-1].mean
 print("all checks passed")
