@@ -106,7 +106,8 @@ def prediction_error(args: argparse.Namespace) -> None:
     p = MBPO_PENDULUM
     model = rk.EnsembleDynamicsModel(
         env.state_space, env.action_space, ensemble_size=p.ensemble_size, n_elites=p.n_elites,
-        hidden=p.model_hidden, batch_size=p.model_batch_size, seed=0,
+        hidden=p.model_hidden, batch_size=p.model_batch_size, max_epochs=p.model_max_epochs,
+        seed=0,
     )  # fmt: skip
     start = time.perf_counter()
     stats = model.fit(data)
