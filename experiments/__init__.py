@@ -12,6 +12,7 @@ from . import (  # noqa: F401 - registration happens at import
     dqn,
     games,
     multiagent,
+    model_based,
     offline,
     optimizers,
     policy_gradient,

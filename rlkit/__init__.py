@@ -160,6 +160,7 @@ _LAZY: dict[str, str] = {
     "TabularVApproximator": "rlkit.approximators.tabular",
     "TabularQApproximator": "rlkit.approximators.tabular",
     "NeuralNetworkApproximator": "rlkit.approximators.neural",
+    "EnsembleDynamicsModel": "rlkit.approximators.dynamics",
     **dict.fromkeys(
         ["LinearVApproximator", "LinearQApproximator", "StateAggregation"],
         "rlkit.approximators.linear",
@@ -239,6 +240,9 @@ _LAZY: dict[str, str] = {
     "SAC": "rlkit.learners.actor_critic.sac",
     "TD3": "rlkit.learners.actor_critic.td3",
     "DDPG": "rlkit.learners.actor_critic.ddpg",
+    # model-based RL (docs/how-to/model-based.md)
+    "MBPO": "rlkit.learners.model_based.mbpo",
+    "PETS": "rlkit.learners.model_based.pets",
     # offline RL: continuous actions
     "CQL": "rlkit.learners.offline.cql",
     "IQL": "rlkit.learners.offline.iql",

@@ -80,3 +80,10 @@ def test_the_offline_dataset_example_prints_what_the_page_shows(capsys, tmp_path
     shown = re.search(r"prints\n\n```\n(.*?)```", page.read_text(), flags=re.S).group(1)
     example = _example('rk.DatasetRecorder("cartpole-random.npz"')
     assert _run(example, capsys) == shown.strip().splitlines()
+
+
+def test_the_model_based_example_prints_what_the_page_shows(capsys):
+    page, example = _example("rk.EnsembleDynamicsModel(env.state_space")
+    out = _run((page, example), capsys)
+    shown = re.search(r"prints\n\n```\n(.*?)```", page.read_text(), flags=re.S).group(1)
+    assert out == shown.strip().splitlines()

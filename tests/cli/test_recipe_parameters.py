@@ -39,13 +39,17 @@ FAMILIES: dict[str, list[str]] = {
 ALGORITHM = {
     "PPO_CartPole": "PPO", "A2C_CartPole": "A2C", "VPG_CartPole": "VPG",
     "TRPO_CartPole": "TRPO", "ES_CartPole": "ES", "SAC_Pendulum": "SAC",
-    "TD3_Pendulum": "TD3", "DDPG_Pendulum": "DDPG",
+    "TD3_Pendulum": "TD3", "DDPG_Pendulum": "DDPG", "MBPO_Pendulum": "MBPO",
+    "PETS_Pendulum": "PETS",
 }
 # the built policies' common defaults an algorithm does not use (rlkit/learners/built.py)
 UNUSED = {
     "TRPO": {"n_epochs"},
     "ES": {"n_steps", "n_epochs", "batch_size", "target_kl"},
     "SAC": {"n_steps", "n_epochs", "target_kl"},
+    # the model-based recipes give a known reward with known_reward (a function is no CLI value)
+    "MBPO": {"n_steps", "n_epochs", "target_kl", "reward_fn", "termination_fn"},
+    "PETS": {"reward_fn", "termination_fn"},
     "TD3": {"n_steps", "n_epochs", "target_kl", "action_noise"},  # noise_type and noise_std
     # DDPG is TD3 without delay, smoothing or twin critics: those are fixed, not settings
     "DDPG": {"n_steps", "n_epochs", "target_kl", "action_noise", "policy_delay",

@@ -36,6 +36,7 @@ EXPECTED = [
     "14_offline_rl",
     "15_multi_agent",
     "16_cfr_poker",
+    "17_model_based",
 ]
 FAST = {"02_dynamic_programming"}  # the others take more than ~5 s at the ci scale
 

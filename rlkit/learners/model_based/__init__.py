@@ -1,0 +1,1 @@
+"""Model-based deep RL: MBPO and PETS on a learned ``rk.EnsembleDynamicsModel``."""
