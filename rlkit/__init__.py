@@ -105,6 +105,7 @@ _LAZY: dict[str, str] = {
     "GymEnv": "rlkit.envs.gym",
     "OfflineEnv": "rlkit.envs.offline",
     "VectorGymEnv": "rlkit.envs.vector",
+    **dict.fromkeys(["make_atari_env", "make_minatar_env"], "rlkit.envs.images"),
     **dict.fromkeys(["check_env", "EnvCheckError", "EnvReport"], "rlkit.envs.check"),
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
@@ -169,6 +170,7 @@ _LAZY: dict[str, str] = {
     # trajectories
     "VectorSARTTrajectory": "rlkit.trajectories.episodic",
     "CircularArraySARTTrajectory": "rlkit.trajectories.circular",
+    "FrameStackReplay": "rlkit.trajectories.frame_stack",
     "PrioritizedCircularArraySARTTrajectory": "rlkit.trajectories.prioritized",
     "BatchSampler": "rlkit.trajectories.samplers",
     "NStepBatchSampler": "rlkit.trajectories.samplers",
