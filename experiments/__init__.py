@@ -8,6 +8,7 @@ of recipes needs its entry point there too (then ``pip install -e .`` again).
 from . import (  # noqa: F401 - registration happens at import
     continuous,
     dqn,
+    images,
     offline,
     optimizers,
     policy_gradient,

@@ -14,8 +14,8 @@ DQN Nature paper and rl-baselines3-zoo).
 
 MinAtar (:func:`make_minatar_env`): ``MinAtar/<Game>-v1`` (the minimal action set; minatar's
 gymnasium registration), its ``(10, 10, C)`` boolean grid transposed to ``(C, 10, 10)``
-``uint8`` (``ChannelsFirst``); sticky actions (0.1) and difficulty ramping as in Young & Tian
-(2019).
+``uint8`` (``ChannelsFirst``), checkpointable (``MinAtarState``); sticky actions (0.1) and
+difficulty ramping as in Young & Tian (2019).
 
 A missing package is a ``ModuleNotFoundError`` naming the exact pip command.
 """
@@ -31,6 +31,7 @@ __all__ = [
     "ATARI_HINT",
     "MINATAR_HINT",
     "ChannelsFirst",
+    "MinAtarState",
     "EpisodicLife",
     "FireReset",
     "make_atari_env",
@@ -179,6 +180,81 @@ class ChannelsFirst(gym.ObservationWrapper):
         return np.ascontiguousarray(np.asarray(observation, np.uint8).transpose(2, 0, 1))
 
 
+class MinAtarState(gym.Wrapper):
+    """Makes a MinAtar game checkpointable: ``state_dict()`` holds the game's variables and
+    its ``numpy.random.RandomState`` (minatar keeps them in plain Python objects that a
+    ``GymEnv`` checkpoint would not otherwise see), ``load_state_dict`` restores them, so a
+    run resumed in the middle of an episode continues it exactly.
+
+    Example:
+        >>> env = MinAtarState(make_minatar_env("MinAtar/Breakout-v1").env)
+        >>> _ = env.reset(seed=0)
+        >>> saved = env.state_dict()
+        >>> first = env.step(1)[0]
+        >>> env.load_state_dict(saved)
+        >>> bool((env.step(1)[0] == first).all())
+        True
+    """
+
+    _CONFIG = ("channels", "action_map", "random")
+
+    def _game(self) -> Any:
+        return self.env.unwrapped.game
+
+    def state_dict(self) -> dict[str, Any]:
+        """The game's variables and random generators (plain data)."""
+        import copy
+
+        game = self._game()
+        return {
+            "last_action": int(game.last_action),
+            "random": _random_state(game.random),
+            "env_random": _random_state(game.env.random),
+            "shared": game.env.random is game.random,
+            "env": {
+                k: copy.deepcopy(v) for k, v in vars(game.env).items() if k not in self._CONFIG
+            },
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved."""
+        import copy
+
+        game = self._game()
+        game.last_action = int(state["last_action"])
+        game.random = _load_random_state(state["random"])
+        game.env.random = (
+            game.random if state["shared"] else _load_random_state(state["env_random"])
+        )
+        for key, value in state["env"].items():
+            setattr(game.env, key, copy.deepcopy(value))
+
+
+def _random_state(rng: np.random.RandomState) -> dict[str, Any]:
+    name, keys, pos, has_gauss, cached = rng.get_state()
+    return {
+        "name": name,
+        "keys": np.array(keys),
+        "pos": int(pos),
+        "has_gauss": int(has_gauss),
+        "cached": float(cached),
+    }
+
+
+def _load_random_state(state: dict[str, Any]) -> np.random.RandomState:
+    rng = np.random.RandomState()
+    rng.set_state(
+        (
+            state["name"],
+            np.asarray(state["keys"], np.uint32),
+            int(state["pos"]),
+            int(state["has_gauss"]),
+            float(state["cached"]),
+        )
+    )
+    return rng
+
+
 def make_atari_env(
     env_id: str = "ALE/Pong-v5",
     *,
@@ -234,4 +310,4 @@ def make_minatar_env(env_id: str = "MinAtar/Breakout-v1", **kwargs: Any) -> gym.
         ((4, 10, 10), dtype('uint8'), Discrete(3))
     """
     require_minatar(f"make_minatar_env({env_id!r})")
-    return ChannelsFirst(gym.make(env_id, **kwargs))
+    return ChannelsFirst(MinAtarState(gym.make(env_id, **kwargs)))
