@@ -122,6 +122,7 @@ class ImageEncoder(nn.Module):
 
     Attributes:
         n_features: the width of the output.
+        input_shape: the shape of one observation, ``(C, H, W)``.
 
     Example:
         >>> import gymnasium as gym, numpy as np, torch
@@ -161,6 +162,7 @@ class ImageEncoder(nn.Module):
             raise ValueError(f"ImageEncoder: scale must be a positive number, got {scale!r}")
         self.cnn = cnn
         self.scale = float(scale)
+        self.input_shape = tuple(int(n) for n in space.shape)
         self.n_features = n_features
         modules: list[nn.Module] = []
         channels = int(space.shape[0])
