@@ -39,6 +39,7 @@ BUDGETS = {
     "PrioritizedDQN_CartPole": ("total_steps", 3000),
     "QRDQN_CartPole": ("total_steps", 3000),
     "BasicDQN_CartPole": ("total_steps", 3000),
+    "DQN_MinAtarBreakout": ("total_steps", 3000),
     "VPG_CartPole": ("total_steps", 4096),
     "A2C_CartPole": ("total_steps", 2000),
     "PPO_CartPole": ("total_steps", 2048),

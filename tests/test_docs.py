@@ -80,3 +80,14 @@ def test_the_offline_dataset_example_prints_what_the_page_shows(capsys, tmp_path
     shown = re.search(r"prints\n\n```\n(.*?)```", page.read_text(), flags=re.S).group(1)
     example = _example('rk.DatasetRecorder("cartpole-random.npz"')
     assert _run(example, capsys) == shown.strip().splitlines()
+
+
+def test_the_images_example_prints_what_the_page_shows(capsys):
+    import pytest
+
+    pytest.importorskip("minatar")
+    pytest.importorskip("ale_py")
+    page = DOCS / "how-to" / "images.md"
+    out = _run(_example("DQN_MinAtarBreakout\", seed=0"), capsys)
+    shown = re.search(r"prints\n\n```text\n(.*?)```", page.read_text(), flags=re.S).group(1)
+    assert out == shown.strip().splitlines()
