@@ -160,7 +160,8 @@ class FireReset(gym.Wrapper):
 
 
 class ChannelsFirst(gym.ObservationWrapper):
-    """``(H, W, C)`` observations (MinAtar's boolean grids) as ``(C, H, W)`` ``uint8``.
+    """``(H, W, C)`` image observations (MinAtar's boolean grids, RGB frames) as
+    ``(C, H, W)`` ``uint8``, the layout rlkit's CNNs read.
 
     Example:
         >>> import gymnasium as gym, numpy as np
@@ -173,8 +174,13 @@ class ChannelsFirst(gym.ObservationWrapper):
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
-        h, w, c = env.observation_space.shape
-        self.observation_space = gym.spaces.Box(0, 1, (c, h, w), np.uint8)
+        space = env.observation_space
+        if not (isinstance(space, gym.spaces.Box) and len(space.shape) == 3):
+            raise ValueError(f"ChannelsFirst: needs (H, W, C) image observations, got {space}")
+        low, high = (
+            np.asarray(b).astype(np.uint8).transpose(2, 0, 1) for b in (space.low, space.high)
+        )
+        self.observation_space = gym.spaces.Box(low, high, dtype=np.uint8)
 
     def observation(self, observation: Any) -> np.ndarray:
         return np.ascontiguousarray(np.asarray(observation, np.uint8).transpose(2, 0, 1))
