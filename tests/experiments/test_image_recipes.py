@@ -141,3 +141,43 @@ def test_kill_and_resume_is_bit_exact(tmp_path):
     assert hook[rk.TotalRewardPerEpisode].rewards == ref_hook[rk.TotalRewardPerEpisode].rewards
     _same(get_state(resumed.policy), get_state(reference.policy), "agent")
     _same(get_state(resumed.env), get_state(reference.env), "env")
+
+
+@pytest.mark.parametrize("variant", ["double", "dueling", "qr_dqn", "n_step"])
+def test_the_dqn_family_learns_from_pixels(variant):
+    """Double DQN, a dueling CNN, QR-DQN and n-step returns on MinAtar through the recipe's
+    ``make_learner``/``model`` hooks (how a learner swap is made)."""
+    from rlkit.experiments.dqn import replay_sampler, zoo_controller
+    from rlkit.experiments.images import MINATAR_DQN, image_dqn_experiment, image_q_approximator
+
+    p = MINATAR_DQN.__class__(**{**MINATAR_DQN.__dict__, **TINY})
+    if variant == "n_step":
+        p = p.__class__(**{**p.__dict__, "n_step": 3})
+    head = {"dueling": {"dueling": True}, "qr_dqn": {"n_quantiles": 5}}.get(variant, {})
+
+    def model(env, p, seed):
+        return image_q_approximator(env, p, seed, **head)
+
+    def make_learner(q, p, s):
+        common = {
+            "target": rk.TargetNetwork(q, sync_every=p.target_update_interval),
+            "sampler": replay_sampler(p, s.sampler),
+            "controller": zoo_controller(p),
+            "gamma": p.gamma,
+        }
+        if variant == "qr_dqn":
+            return rk.QRDQNLearner(q, n_quantiles=5, **common)
+        return rk.DQNLearner(q, double=variant == "double", **common)
+
+    exp = image_dqn_experiment(p, 0, "test", make_learner=make_learner, model=model)
+    rk.run(exp)
+    learner = exp.policy.policy.learner
+    assert learner.pixels and learner.gradient_steps == (400 - 100) // 4
+    assert np.isfinite(learner.loss)
+
+
+def test_vector_env_image_recipe():
+    exp = rk.make_experiment("DQN_MinAtarBreakout", n_envs=2, **TINY)
+    assert isinstance(exp.env, rk.VectorGymEnv)
+    rk.run(exp)
+    assert exp.policy.policy.learner.gradient_steps == (400 - 100) // 4
