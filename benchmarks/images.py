@@ -8,6 +8,10 @@
 * the full DQN loop: ``DQN_Pong`` (Nature CNN, ``rk.FrameStackReplay``) for the same number of
   steps, learning from step ``learning_starts`` on (shortened so that training happens):
   env steps per second and the ratio to the bare loop;
+* the compute floor: the same network's gradient steps (as many as training took, on random
+  uint8 batches of 32: Huber loss, target-network forward, Adam, clipping) and one forward pass
+  per env step for acting, with no env, no replay and no run loop; the ratio
+  ``full / (bare + floor)`` is what rlkit adds (replay, stack rebuilding, the run loop);
 * replay memory per million transitions: ``rk.FrameStackReplay`` (bytes of all its arrays, per
   stored transition, times 1e6) against storing both stacks per transition in a ``uint8``
   ``CircularArraySARTTrajectory``, and the ratio to one 84x84 frame.
@@ -63,6 +67,37 @@ def full_dqn(steps: int, learning_starts: int, seed: int = 0) -> tuple[float, in
     return steps / elapsed, exp.policy.policy.learner.gradient_steps
 
 
+def compute_floor(steps: int, gradient_steps: int, seed: int = 0) -> float:
+    """Seconds for ``gradient_steps`` DQN gradient steps of ``DQN_Pong``'s network on random
+    uint8 batches plus ``steps`` single-observation forward passes (acting)."""
+    import torch.nn.functional as F
+
+    exp = rk.make_experiment("DQN_Pong", seed=seed, total_steps=steps)
+    learner = exp.policy.policy.learner
+    net = learner.approximator.model
+    target = learner.target.model
+    optimizer = learner.approximator.optimizer
+    g = torch.Generator().manual_seed(seed)
+    shape = (32, *exp.env.state_space.shape)
+    states = torch.randint(0, 256, shape, dtype=torch.uint8, generator=g)
+    actions = torch.randint(0, 6, (32,), generator=g)
+    obs = states[:1]
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for _ in range(steps):
+            net(obs[0]).argmax()
+    for _ in range(gradient_steps):
+        with torch.no_grad():
+            y = target(states).max(-1).values * 0.99
+        q = net(states).gather(1, actions[:, None]).squeeze(1)
+        loss = F.smooth_l1_loss(q, y)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
+        optimizer.step()
+    return time.perf_counter() - start
+
+
 def replay_memory(steps: int = 2000, capacity: int = 1000) -> tuple[float, float]:
     """Bytes per stored transition: ``FrameStackReplay`` and a uint8 replay of whole stacks."""
     env = rk.GymEnv(rk.make_atari_env("ALE/Pong-v5"), seed=0)
@@ -82,11 +117,17 @@ def atari(args: argparse.Namespace) -> None:
     print(f"# Atari (ALE/Pong-v5), torch threads {torch.get_num_threads()}, {platform.processor()}")
     bare = bare_atari(args.steps)
     full, grads = full_dqn(args.steps, args.steps // 3)
-    print(f"bare wrapped env loop:  {bare:8.0f} env steps/s")
+    floor = compute_floor(args.steps, grads)
+    print(f"bare wrapped env loop:  {bare:8.1f} env steps/s")
     print(
-        f"full DQN_Pong loop:     {full:8.0f} env steps/s ({grads} gradient steps in "
+        f"full DQN_Pong loop:     {full:8.1f} env steps/s ({grads} gradient steps in "
         f"{args.steps} steps, learning from step {args.steps // 3})  ratio bare/full "
         f"{bare / full:.2f}"
+    )
+    floor_time = args.steps / bare + floor
+    print(
+        f"compute floor:          {floor:8.1f} s (the gradient steps and acting forwards alone); "
+        f"full loop / (bare env + floor) = {(args.steps / full) / floor_time:.2f}"
     )
     compact, plain = replay_memory()
     frame = 84 * 84
