@@ -228,7 +228,7 @@ def image_dqn_experiment(
 
 @rk.experiment
 def DQN_MinAtarBreakout(seed: int = 0, p: ImageDQNParams = MINATAR_DQN) -> rk.Experiment:
-    """DQN on MinAtar Breakout (``--set env=MinAtar/<Game>-v1`` for the others) with
+    """DQN on MinAtar Breakout (--set env=MinAtar/<Game>-v1 for the others) with
     "Revisiting Rainbow"'s settings: MinAtar's CNN, 10M steps."""
     return image_dqn_experiment(p, seed, "DQN_MinAtarBreakout")
 
