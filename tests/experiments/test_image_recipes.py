@@ -181,3 +181,23 @@ def test_vector_env_image_recipe():
     assert isinstance(exp.env, rk.VectorGymEnv)
     rk.run(exp)
     assert exp.policy.policy.learner.gradient_steps == (400 - 100) // 4
+
+
+def test_the_recipes_hyperparameters():
+    exp = rk.make_experiment("DQN_MinAtarBreakout", seed=0)
+    learner, explorer = exp.policy.policy.learner, exp.policy.policy.explorer
+    assert exp.stop_condition.n == 10_000_000
+    assert learner.approximator.lr == pytest.approx(1e-4)
+    assert learner.approximator.optimizer.param_groups[0]["eps"] == pytest.approx(3.125e-4)
+    assert learner.approximator.max_grad_norm is None and learner.sampler.batch_size == 32
+    assert exp.policy.trajectory.capacity == 100_000 and learner.gamma == 0.99
+    assert learner.target.sync_every == 1000
+    assert explorer.epsilon_at(250_000) == pytest.approx(0.01)
+    assert explorer.epsilon_at(125_000 + 1000) < 0.6
+    pytest.importorskip("ale_py")
+    pong = rk.make_experiment("DQN_Pong", seed=0)
+    learner = pong.policy.policy.learner
+    assert learner.approximator.max_grad_norm == 10.0 and learner.approximator.lr == 1e-4
+    assert pong.policy.trajectory.capacity == 100_000
+    convs = [m for m in learner.approximator.model.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [c.out_channels for c in convs] == [32, 64, 64]
