@@ -176,3 +176,122 @@ def test_refuses_observations_that_are_not_frame_stacks():
         FrameStackReplay(10, gym.spaces.Box(-1.0, 1.0, (4, 3, 3)))
     with pytest.raises(ValueError, match="frame_capacity"):
         FrameStackReplay(10, state_shape=(4, 2, 2), frame_capacity=5)
+
+
+class RandomFrames(gym.Env):
+    """10x10 uint8 frames drawn from the env's generator; reward 1 for action 1 when the frame's
+    mean is high; episodes end at random (terminated) or after 30 steps (truncated)."""
+
+    observation_space = gym.spaces.Box(0, 255, (10, 10), np.uint8)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self):
+        self.t = 0
+        self.frame = np.zeros((10, 10), np.uint8)
+
+    def _draw(self):
+        self.frame = self.np_random.integers(0, 256, (10, 10), dtype=np.uint8)
+        return self.frame
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._draw(), {}
+
+    def step(self, action):
+        reward = float(action == int(self.frame.mean() > 127.5))
+        self.t += 1
+        terminated = bool(self.np_random.random() < 0.05)
+        return self._draw(), reward, terminated, self.t >= 30 and not terminated, {}
+
+
+def pixel_dqn(seed: int = 0):
+    """A small image DQN (MinAtar's CNN) on stacked random frames, replay in a FrameStackReplay."""
+    from rlkit.approximators.neural import q_network
+
+    env = rk.GymEnv(gym.wrappers.FrameStackObservation(RandomFrames(), K), seed=seed)
+    net = q_network(env.state_space, env.action_space, (16,), cnn="minatar", seed=seed)
+    import torch
+
+    q = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.Adam(p, lr=1e-3))
+    learner = rk.DQNLearner(
+        q,
+        target=rk.TargetNetwork(q, sync_every=50),
+        sampler=rk.NStepBatchSampler(8, 3, 0.99, seed=seed),
+        controller=rk.InsertSampleRatioController(40, 4, 1),
+        double=True,
+    )
+    explorer = rk.EpsilonGreedyExplorer(0.1, seed=seed)
+    replay = FrameStackReplay(120, env.state_space, env.action_space)
+    return rk.Agent(rk.QBasedPolicy(learner, explorer), replay), env
+
+
+class Boom(RuntimeError):
+    pass
+
+
+class Trap(rk.AbstractHook):
+    def __init__(self, at=None):
+        self.at, self.t = at, 0
+
+    def post_act(self, policy, env):
+        self.t += 1
+        if self.t == self.at:
+            raise Boom
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+
+def _same(a, b, path="state"):
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and torch.equal(a, b), path
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), path
+    elif isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b), path
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def test_kill_and_resume_of_a_pixel_dqn_is_bit_exact(tmp_path):
+    """Through the checkpoint files: replay (wrapped around), network, optimizer, generators,
+    env and returns equal the uninterrupted run's."""
+    torch = pytest.importorskip("torch")
+    from rlkit.hooks.checkpoint import CheckpointHook
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+
+        def run(folder, trap, resume=False):
+            agent, env = pixel_dqn()
+            hook = rk.TotalRewardPerEpisode() + trap + CheckpointHook(folder, every_n_steps=90)
+            resume_from = folder if resume else None
+            rk.run(agent, env, rk.StopAfterNSteps(300), hook, resume_from=resume_from)
+            return agent, env, hook
+
+        reference = run(tmp_path / "reference", Trap())
+        with pytest.raises(Boom):
+            run(tmp_path / "run", Trap(at=250))  # the last checkpoint: step 180
+        resumed = run(tmp_path / "run", Trap(), resume=True)
+    finally:
+        torch.set_num_threads(threads)
+    assert resumed[0].trajectory.n_inserted == 300 and resumed[0].trajectory.is_full
+    assert resumed[0].policy.learner.gradient_steps > 0
+    assert resumed[2][0].rewards == reference[2][0].rewards
+    _same(get_state(resumed[0]), get_state(reference[0]), "agent")
+    _same(get_state(resumed[1]), get_state(reference[1]), "env")
