@@ -8,6 +8,7 @@ the max of the last two frames, grayscale, 84x84), then Stable-Baselines3's ``At
 conventions: an episode ends at each lost life while the game goes on (``EpisodicLife``),
 FIRE is pressed at reset in games that need it (``FireReset``), rewards are clipped to their
 sign; then gymnasium's ``FrameStackObservation`` (4 frames, the first frame repeated at reset).
+The emulator's state is saved in checkpoints (``AleState``).
 ``ALE/*-v5`` keeps the ALE's sticky actions (``repeat_action_probability=0.25``, Machado et al.
 2018) unless given ``repeat_action_probability=0.0`` (the ``NoFrameskip-v4`` setting of the
 DQN Nature paper and rl-baselines3-zoo).
@@ -30,6 +31,7 @@ import numpy as np
 __all__ = [
     "ATARI_HINT",
     "MINATAR_HINT",
+    "AleState",
     "ChannelsFirst",
     "MinAtarState",
     "EpisodicLife",
@@ -186,6 +188,38 @@ class ChannelsFirst(gym.ObservationWrapper):
         return np.ascontiguousarray(np.asarray(observation, np.uint8).transpose(2, 0, 1))
 
 
+class AleState(gym.Wrapper):
+    """Makes an Atari game checkpointable: ``state_dict()`` holds the emulator's state with its
+    random generator (``ale.cloneState(include_rng=True)``, serialised to bytes),
+    ``load_state_dict`` restores it, so a run resumed in the middle of an episode continues it
+    exactly (the wrappers above keep plain data, which a ``GymEnv`` checkpoint saves).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> _ = require_atari("AleState")
+        >>> env = AleState(gym.make("ALE/Pong-v5", frameskip=1))
+        >>> _ = env.reset(seed=0)
+        >>> saved = env.state_dict()
+        >>> first = [env.step(2)[0] for _ in range(50)][-1]
+        >>> env.load_state_dict(saved)
+        >>> bool(([env.step(2)[0] for _ in range(50)][-1] == first).all())
+        True
+    """
+
+    def state_dict(self) -> dict[str, Any]:
+        """The emulator's state and random generator, as bytes (a ``uint8`` array)."""
+        data = self.env.unwrapped.ale.cloneState(include_rng=True).__getstate__()
+        return {"ale": np.frombuffer(data, np.uint8).copy()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved."""
+        from ale_py import ALEState
+
+        saved = ALEState.__new__(ALEState)
+        saved.__setstate__(np.asarray(state["ale"], np.uint8).tobytes())
+        self.env.unwrapped.ale.restoreState(saved)
+
+
 class MinAtarState(gym.Wrapper):
     """Makes a MinAtar game checkpointable: ``state_dict()`` holds the game's variables and
     its ``numpy.random.RandomState`` (minatar keeps them in plain Python objects that a
@@ -286,7 +320,7 @@ def make_atari_env(
     require_atari(f"make_atari_env({env_id!r})")
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation, TransformReward
 
-    env = gym.make(env_id, frameskip=1, **kwargs)
+    env = AleState(gym.make(env_id, frameskip=1, **kwargs))
     env = AtariPreprocessing(
         env,
         noop_max=noop_max,
