@@ -66,8 +66,8 @@ class StackedFrames:
 
 class FrameStackReplay(CircularArraySARTTrajectory):
     """Replay for frame-stacked ``uint8`` image observations ``(k, H, W)`` that stores each
-    frame once: memory per transition is one frame (plus 33 bytes of action, reward, flags and
-    links), not the ``2k`` frames of a ``CircularArraySARTTrajectory``.
+    frame once: memory per transition is one frame (plus about 40 bytes of action, reward,
+    flags and links), not the ``2k`` frames of a ``CircularArraySARTTrajectory``.
 
     It records, samples and checkpoints like ``CircularArraySARTTrajectory`` (the same
     ``BatchSampler``/``NStepBatchSampler``, single and vector envs, ``state_dict``): ``state``
