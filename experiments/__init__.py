@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - registration happens at import
     distributional,
     dqn,
     games,
+    images,
     model_based,
     multiagent,
     offline,

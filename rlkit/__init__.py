@@ -119,6 +119,7 @@ _LAZY: dict[str, str] = {
     "AgentView": "rlkit.envs.agent_view",
     **dict.fromkeys(["MultiAgentPolicy", "UnknownAgentError"], "rlkit.policies.multi_agent"),
     "SelfPlay": "rlkit.policies.self_play",
+    **dict.fromkeys(["make_atari_env", "make_minatar_env"], "rlkit.envs.images"),
     **dict.fromkeys(["check_env", "EnvCheckError", "EnvReport"], "rlkit.envs.check"),
     "RandomWalk1DEnv": "rlkit.envs.toy.random_walk",
     "MultiArmBanditsEnv": "rlkit.envs.toy.bandits",
@@ -198,6 +199,7 @@ _LAZY: dict[str, str] = {
     # trajectories
     "VectorSARTTrajectory": "rlkit.trajectories.episodic",
     "CircularArraySARTTrajectory": "rlkit.trajectories.circular",
+    "FrameStackReplay": "rlkit.trajectories.frame_stack",
     "PrioritizedCircularArraySARTTrajectory": "rlkit.trajectories.prioritized",
     "BatchSampler": "rlkit.trajectories.samplers",
     "NStepBatchSampler": "rlkit.trajectories.samplers",

@@ -87,3 +87,14 @@ def test_the_model_based_example_prints_what_the_page_shows(capsys):
     out = _run((page, example), capsys)
     shown = re.search(r"prints\n\n```\n(.*?)```", page.read_text(), flags=re.S).group(1)
     assert out == shown.strip().splitlines()
+
+
+def test_the_images_example_prints_what_the_page_shows(capsys):
+    import pytest
+
+    pytest.importorskip("minatar")
+    pytest.importorskip("ale_py")
+    page = DOCS / "how-to" / "images.md"
+    out = _run(_example("DQN_MinAtarBreakout\", seed=0"), capsys)
+    shown = re.search(r"prints\n\n```text\n(.*?)```", page.read_text(), flags=re.S).group(1)
+    assert out == shown.strip().splitlines()

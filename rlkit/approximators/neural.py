@@ -434,19 +434,33 @@ def q_network(
     n_quantiles: int | None = None,
     activation: Callable[[], nn.Module] = nn.ReLU,
     seed: int | np.random.SeedSequence | None = 0,
+    cnn: str | None = None,
 ) -> nn.Module:
     """An MLP mapping observations of a ``Box`` ``state_space`` to one value per action of a
     ``Discrete`` ``action_space`` (``n_quantiles`` values per action, flattened quantile-major,
     for :class:`~rlkit.QRDQNLearner`). Multi-dimensional observations are flattened.
 
+    With ``cnn`` (``"nature"``: Mnih et al. 2015; ``"minatar"``: Young & Tian 2019) the
+    observations are ``uint8`` images ``(C, H, W)`` and the network is that CNN body
+    (``rlkit/approximators/cnn.py``: pixels scaled to [0, 1] inside) followed by the MLP of
+    ``hidden`` (the papers' ``(512,)`` and ``(128,)``); the body and the head are initialised
+    from two children of ``seed``. An image space without ``cnn`` is refused: an MLP on raw
+    pixels is almost certainly a mistake.
+
     Example:
-        >>> import gymnasium as gym, torch
+        >>> import gymnasium as gym, numpy as np, torch
         >>> net = q_network(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), (32, 32),
         ...                 dueling=True, seed=1)
         >>> net(torch.zeros(4)).shape
         torch.Size([2])
+        >>> frames = gym.spaces.Box(0, 255, (4, 84, 84), np.uint8)
+        >>> cnn = q_network(frames, gym.spaces.Discrete(6), (512,), cnn="nature", seed=1)
+        >>> cnn(torch.zeros(2, 4, 84, 84, dtype=torch.uint8)).shape
+        torch.Size([2, 6])
     """
     import gymnasium as gym
+
+    from .cnn import CNN_NAMES, is_image_space
 
     if not isinstance(state_space, gym.spaces.Box):
         raise TypeError(f"q_network: state_space must be a gymnasium Box, got {state_space}")
@@ -457,9 +471,48 @@ def q_network(
         raise ValueError("q_network: dueling heads are not supported with n_quantiles")
     shape = state_space.shape
     n_out = int(action_space.n) * (n_quantiles or 1)
+    if cnn is not None:
+        return _cnn_q_network(state_space, n_out, hidden, cnn, dueling, activation, seed)
+    if is_image_space(state_space):
+        raise ValueError(
+            f"q_network: the observations are uint8 images of shape {tuple(shape)} "
+            f"({state_space}), but the model asked for is an MLP (hidden={tuple(hidden)}) on "
+            f"raw pixels; give cnn= one of {list(CNN_NAMES)} (e.g. cnn='nature' for Atari "
+            f"frames, cnn='minatar' for MinAtar) for a CNN that scales the pixels to [0, 1]"
+        )
     body = mlp(
         int(np.prod(shape)), n_out, hidden, activation=activation, dueling=dueling, seed=seed
     )
     if len(shape) > 1:
         return nn.Sequential(nn.Flatten(start_dim=-len(shape)), *body)
     return body
+
+
+def _cnn_q_network(
+    state_space: Any,
+    n_out: int,
+    hidden: Sequence[int],
+    cnn: str,
+    dueling: bool,
+    activation: Callable[[], nn.Module],
+    seed: int | np.random.SeedSequence | None,
+) -> nn.Module:
+    """``ImageEncoder(cnn)`` then ``mlp(features, n_out, hidden)``, one seed child each."""
+    from .cnn import ImageEncoder
+
+    if not isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(0 if seed is None else int(seed))
+    # the children spawn(2) would give, without changing the caller's SeedSequence
+    body_seed, head_seed = (
+        np.random.SeedSequence(
+            seed.entropy, spawn_key=(*seed.spawn_key, i), pool_size=seed.pool_size
+        )
+        for i in range(2)
+    )
+    encoder = ImageEncoder(state_space, cnn, seed=body_seed)
+    head = mlp(
+        encoder.n_features, n_out, hidden, activation=activation, dueling=dueling, seed=head_seed
+    )
+    net = nn.Sequential(encoder, *head)
+    net.pixel_input = True  # the learners hand it uint8 observations as they are
+    return net

@@ -1,8 +1,9 @@
 """``rk.export(policy, "policy.onnx")``: the greedy policy as an ONNX graph (opset
 :data:`OPSET`), observation preprocessing included, for inference outside Python.
 
-The graph has one input ``obs`` (a batch: ``(n, *observation_shape)``, float32; int64 state
-indices for tabular policies) and one output ``action``: int64 for ``Discrete`` (the first
+The graph has one input ``obs`` (a batch: ``(n, *observation_shape)``, float32; ``uint8`` for
+image observations, the pixels scaled to [0, 1] inside the graph; int64 state indices for
+tabular policies) and one output ``action``: int64 for ``Discrete`` (the first
 maximal action, ``ArgMax``), the distribution's mode for the other discrete spaces, and for
 ``Box`` the deterministic action as the trained policy's ``predict`` computes it (SAC/TD3/DDPG:
 the tanh-squashed actor output rescaled to the bounds; PPO/A2C/VPG/TRPO: the Gaussian's mean),
@@ -118,7 +119,10 @@ def _(policy: LoadedActorPolicy) -> tuple[nn.Module, torch.Tensor]:
 
 
 def _example(space: Any) -> torch.Tensor:
-    return torch.zeros((2, *space.shape), dtype=torch.float32)
+    from ..approximators.cnn import is_image_space
+
+    dtype = torch.uint8 if is_image_space(space) else torch.float32  # images: scaled inside
+    return torch.zeros((2, *space.shape), dtype=dtype)
 
 
 def export(policy: Any, path: str | os.PathLike) -> None:
@@ -170,7 +174,10 @@ def export(policy: Any, path: str | os.PathLike) -> None:
         "algorithm": str(loaded.algorithm),
         "observation_space": json.dumps(space_to_json(loaded.state_space)),
         "action_space": json.dumps(space_to_json(loaded.action_space)),
-        "input": "obs: a batch of observations (float32; int64 state indices for tables)",
+        "input": (
+            "obs: a batch of observations (float32; uint8 for images; int64 state indices for "
+            "tables)"
+        ),
         "output": "action: the greedy action of each observation",
     }.items():
         entry = model.metadata_props.add()

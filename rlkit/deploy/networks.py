@@ -1,8 +1,9 @@
 """Torch networks described as JSON (never pickled): a module tree of ``nn.Sequential``,
 ``nn.Linear``, activations, ``nn.Flatten``, ``nn.Identity``, ``nn.LayerNorm`` and rlkit's
-``DuelingHead`` (what ``q_network`` and most hand-written Q-networks are made of). The weights
-go to safetensors under the module's own ``state_dict`` names; :func:`module_from_json` builds
-the same tree and ``load_state_dict(strict=True)`` fills it.
+``DuelingHead`` and ``ImageEncoder`` (the CNN bodies of ``rlkit/approximators/cnn.py``) (what
+``q_network`` and most hand-written Q-networks are made of). The weights go to safetensors under the
+module's own ``state_dict`` names; :func:`module_from_json` builds the same tree and
+``load_state_dict(strict=True)`` fills it.
 
 A network with another module type is refused at save time naming it; add a description with
 :func:`register_module` (two small functions) to save it.
@@ -25,6 +26,7 @@ from typing import Any
 
 from torch import nn
 
+from ..approximators.cnn import ImageEncoder
 from ..approximators.neural import DuelingHead
 from .errors import ArtifactError
 
@@ -76,6 +78,25 @@ register_module(
     DuelingHead,
     lambda m: {"in": m.value.in_features, "n_actions": m.advantage.out_features},
     lambda a: DuelingHead(int(a["in"]), int(a["n_actions"])),
+)
+
+
+
+def _image_encoder(a: dict[str, Any]) -> nn.Module:
+    import gymnasium as gym
+    import numpy as np
+
+    shape = tuple(int(n) for n in a["shape"])
+    space = gym.spaces.Box(0, 255, shape, np.uint8)
+    return ImageEncoder(space, str(a["cnn"]), scale=float(a["scale"]), seed=0)
+
+
+# the CNN bodies of rlkit/approximators/cnn.py (uint8 images, scaled inside)
+register_module(
+    "ImageEncoder",
+    ImageEncoder,
+    lambda m: {"shape": list(m.input_shape), "cnn": m.cnn, "scale": m.scale},
+    _image_encoder,
 )
 
 

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..approximators.cnn import ImageEncoder
 from ..core.interfaces import AbstractLearner
-from ..learners.value_based.common import ValueBasedLearner, fast_forward
+from ..learners.value_based.common import ValueBasedLearner, fast_forward, observation_tensor
 from ..policies.q_based import QBasedPolicy
 from .networks import load_parameters, module_from_json, module_to_json
 from .q_based import learner_artifact, q_based_policy
@@ -32,8 +33,8 @@ __all__ = ["NetworkQLearner", "network_artifact"]
 
 class NetworkQLearner(AbstractLearner):
     """Action values from a torch network: ``learner(env)`` is ``model(env.state)`` as float32
-    (the mean over ``n_quantiles`` quantiles for QR-DQN), as the DQN family acts. Learns
-    nothing.
+    (``uint8`` images as they are, for a network with a CNN body that scales them; the mean over
+    ``n_quantiles`` quantiles for QR-DQN), as the DQN family acts. Learns nothing.
 
     Example:
         >>> import torch
@@ -45,6 +46,8 @@ class NetworkQLearner(AbstractLearner):
         self.model = model.eval()
         self.n_quantiles = n_quantiles
         self._forward = fast_forward(model)  # as the DQN family acts: no module-call overhead
+        # a CNN body scales uint8 images itself: they go in as uint8 (rlkit/approximators/cnn.py)
+        self.pixels = any(isinstance(m, ImageEncoder) for m in model.modules())
 
     def __repr__(self) -> str:
         return f"NetworkQLearner({type(self.model).__name__}, n_quantiles={self.n_quantiles})"
@@ -58,7 +61,8 @@ class NetworkQLearner(AbstractLearner):
 
     def __call__(self, env: Any) -> np.ndarray:
         with torch.inference_mode():
-            return self.values(torch.as_tensor(env.state, dtype=torch.float32)).numpy()
+            obs = observation_tensor(env.state, torch.device("cpu"), self.pixels)
+            return self.values(obs).numpy()
 
 
 # ---- saving ----
@@ -94,9 +98,16 @@ def network_artifact(model: torch.nn.Module, n_quantiles: Any, owner: Any) -> tu
         "network": module_to_json(model, "the Q-network"),
         "n_quantiles": n_quantiles,
         "observation_space": space_to_json(owner.state_space),
-        "preprocessing": {"observation": "float32 (flattened by the network)"},
+        "preprocessing": {"observation": _preprocessing(model)},
     }
     return "q_network", meta, dict(model.state_dict())
+
+
+def _preprocessing(model: torch.nn.Module) -> str:
+    for m in model.modules():
+        if isinstance(m, ImageEncoder):
+            return f"uint8 images {list(m.input_shape)}, divided by {m.scale} inside the network"
+    return "float32 (flattened by the network)"
 
 
 # ---- loading ----

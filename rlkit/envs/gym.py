@@ -140,10 +140,11 @@ class GymEnv(AbstractEnv):
         ``lastaction``, Blackjack's hands), the states of its numpy generators (``np_random``),
         its objects that hold only such data (the ``RunningMeanStd`` statistics of
         ``NormalizeObservation`` and ``NormalizeReward``) and its deques of such data
-        (``RecordEpisodeStatistics``, ``FrameStackObservation``); and the generators of the
-        action and observation spaces. A wrapper that keeps any other kind of state (not a
-        function, space or environment) is refused with a ``TypeError`` naming the wrapper and
-        the attribute, rather than resumed without it.
+        (``RecordEpisodeStatistics``, ``FrameStackObservation``); what a wrapper with its own
+        ``state_dict``/``load_state_dict`` methods returns (``rlkit.envs.images.MinAtarState``);
+        and the generators of the action and observation spaces. A wrapper that keeps any other
+        kind of state (not a function, space or environment) is refused with a ``TypeError``
+        naming the wrapper and the attribute, rather than resumed without it.
 
         Not saved: anything else, e.g. physics engines (Box2D, MuJoCo), emulators (Atari),
         windows and renderers, or state kept in other objects. Such an environment resumes with
@@ -222,16 +223,28 @@ def _layer_state(owner: GymEnv, layer: gym.Env) -> dict[str, Any]:
                 f"objects holding only those); this environment cannot be checkpointed with "
                 f"this wrapper"
             )
-    return {
+    state = {
         "type": type(layer).__qualname__,
         "attributes": attribute_state(layer, exclude=_SKIP),
         "objects": objects,
         "deques": deques,
     }
+    if _saves_itself(layer):  # e.g. rlkit.envs.images.MinAtarState: state kept elsewhere
+        state["own"] = layer.state_dict()
+    return state
+
+
+def _saves_itself(layer: gym.Env) -> bool:
+    """Whether a wrapper saves state of its own (``state_dict`` and ``load_state_dict``)."""
+    return isinstance(layer, gym.Wrapper) and all(
+        callable(getattr(type(layer), name, None)) for name in ("state_dict", "load_state_dict")
+    )
 
 
 def _load_layer_state(layer: gym.Env, state: dict[str, Any]) -> None:
     load_attribute_state(layer, state["attributes"])
+    if "own" in state and _saves_itself(layer):
+        layer.load_state_dict(state["own"])
     for name, saved in state.get("objects", {}).items():
         target = getattr(layer, name, None)
         if target is None or not _is_data_object(target):

@@ -284,9 +284,13 @@ def test_q_network_shapes_dueling_quantiles_and_images():
     assert q_network(BOX, TWO, (8,), dueling=True)(torch.zeros(4)).shape == (2,)
     assert q_network(BOX, TWO, (8,), n_quantiles=7)(torch.zeros(3, 4)).shape == (3, 14)
     image = gym.spaces.Box(0, 255, (3, 5, 5), np.uint8)
-    net = q_network(image, gym.spaces.Discrete(4), (8,))
+    net = q_network(image, gym.spaces.Discrete(4), (8,), cnn="minatar")
     assert net(torch.zeros(3, 5, 5)).shape == (4,)
     assert net(torch.zeros(2, 3, 5, 5)).shape == (2, 4)
+    with pytest.raises(ValueError, match=r"uint8 images of shape \(3, 5, 5\).*MLP"):
+        q_network(image, gym.spaces.Discrete(4), (8,))  # an MLP on raw pixels
+    flat = q_network(gym.spaces.Box(0, 255, (3, 5), np.uint8), gym.spaces.Discrete(4), (8,))
+    assert flat(torch.zeros(2, 3, 5)).shape == (2, 4)  # other integer Boxes: flattened
     with pytest.raises(TypeError, match="state_space must be a gymnasium Box"):
         q_network(gym.spaces.Discrete(3), TWO)
     with pytest.raises(TypeError, match="action_space must be gymnasium Discrete"):

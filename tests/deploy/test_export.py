@@ -24,7 +24,10 @@ def test_onnx_gives_the_greedy_actions(name, trained, tmp_path):
     policy, _, obs, actions, learned = trained[name]
     path = tmp_path / f"{name}.onnx"
     rk.export(policy, path)
-    feed = obs.astype(np.int64 if name == TABULAR else np.float32)
+    # tables take int64 state indices, image policies uint8 pixels (scaled inside the graph)
+    feed = obs.astype(
+        np.int64 if name == TABULAR else np.uint8 if obs.dtype == np.uint8 else np.float32
+    )
     (out,) = onnxruntime.InferenceSession(str(path)).run(None, {"obs": feed})
     assert out.shape == actions.shape
     if np.issubdtype(actions.dtype, np.integer):

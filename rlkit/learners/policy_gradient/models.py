@@ -130,9 +130,26 @@ def actor_critic_model(
 ) -> ActorCritic:
     """``model_fn`` of the policy-gradient learners: an :class:`ActorCritic` sized for the
     spaces, with ``config`` keys ``hidden`` (default (64, 64)), ``activation`` ("tanh") and
-    ``log_std_init`` (0.0)."""
+    ``log_std_init`` (0.0). For image observations (``uint8`` ``(C, H, W)``) and ``config``'s
+    ``cnn`` (``"nature"`` or ``"minatar"``; PPO and A2C take it), Stable-Baselines3's
+    ``CnnPolicy`` network (``rlkit/learners/policy_gradient/cnn_models.py``); an image space
+    without ``cnn`` is refused, as an MLP on raw pixels."""
     if isinstance(seed, np.random.SeedSequence):
         seed = int(seed.generate_state(1, dtype=np.uint32)[0] >> 1)
+    gaussian = issubclass(dist_class, DiagGaussian)
+    n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
+    cnn = _checked_cnn(state_space, config)
+    if cnn is not None:
+        from .cnn_models import cnn_actor_critic
+
+        return cnn_actor_critic(
+            state_space,
+            dist_class.n_inputs(action_space),
+            config,
+            seed,
+            gaussian_actions=n_actions if gaussian else 0,
+            log_std_init=config.get("log_std_init", 0.0),
+        )
     n_obs = observation_size("actor_critic_model", state_space)
     activation = config.get("activation", "tanh")
     if activation not in _ACTIVATIONS:
@@ -140,8 +157,6 @@ def actor_critic_model(
             f"actor_critic_model: activation must be one of {sorted(_ACTIVATIONS)}, got "
             f"{activation!r}"
         )
-    gaussian = issubclass(dist_class, DiagGaussian)
-    n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
     return ActorCritic(
         n_obs,
         dist_class.n_inputs(action_space),
@@ -151,3 +166,27 @@ def actor_critic_model(
         log_std_init=config.get("log_std_init", 0.0),
         seed=seed,
     )
+
+
+def _checked_cnn(state_space: Any, config: dict) -> str | None:
+    """``config``'s ``cnn`` for an image space; refuses an image space without one (an MLP on
+    raw pixels), an unknown name, and a CNN for observations that are not images."""
+    from ...approximators.cnn import CNN_NAMES, is_image_space
+
+    cnn = config.get("cnn")
+    image = is_image_space(state_space)
+    if image and cnn is None:
+        raise ValueError(
+            f"actor_critic_model: the observations are uint8 images of shape "
+            f"{tuple(state_space.shape)} ({state_space}), but the model asked for is an MLP "
+            f"(hidden={config.get('hidden', (64, 64))}) on raw pixels; give cnn= one of "
+            f"{list(CNN_NAMES)} (PPO and A2C take it: rk.PPO(env, cnn='nature'))"
+        )
+    if cnn is not None and cnn not in CNN_NAMES:
+        raise ValueError(f"actor_critic_model: cnn must be one of {list(CNN_NAMES)}, got {cnn!r}")
+    if cnn is not None and not image:
+        raise ValueError(
+            f"actor_critic_model: cnn={cnn!r} needs image observations (a uint8 Box of shape "
+            f"(C, H, W)), got {state_space}"
+        )
+    return cnn

@@ -73,6 +73,7 @@ from ..compiled import compile_mode, compiled, plain_tree, refuse_compile
 
 __all__ = [
     "to_tensors",
+    "observation_tensor",
     "gradient_step",
     "n_step_target",
     "ValueBasedLearner",
@@ -88,14 +89,18 @@ class NonFiniteLossError(NonFiniteError):
 
 
 # ---- the sample -> batch conversion ----
-def to_tensors(sample: Mapping[str, Any], gamma: float, device: torch.device) -> Batch:
+def to_tensors(
+    sample: Mapping[str, Any], gamma: float, device: torch.device, *, pixels: bool = False
+) -> Batch:
     """A sampler's dict of numpy arrays as a :class:`~rlkit.learners.batch.Batch` of tensors on
     ``device``: ``state``, ``next_state``, ``reward``, ``terminal`` (float32), ``action``
     (int64), ``discount`` (``gamma`` when the sampler reports no step counts, else a float32
     tensor of ``gamma ** n`` per sample), ``weights`` (float32, a prioritized sample's
     importance weights) and ``indices`` (numpy, for priority updates) when the sample has them.
 
-    On the CPU, float32 states and int64 actions are shared with numpy, not copied.
+    On the CPU, float32 states and int64 actions are shared with numpy, not copied. With
+    ``pixels`` (a network that scales images itself, ``rlkit/approximators/cnn.py``), ``uint8``
+    observations stay ``uint8`` (a quarter of the bytes to move to the device).
 
     Example:
         >>> import numpy as np, torch
@@ -114,11 +119,11 @@ def to_tensors(sample: Mapping[str, Any], gamma: float, device: torch.device) ->
     else:
         discount = _tensor(np.power(gamma, n, dtype=np.float32), torch.float32, device)
     batch = Batch(
-        state=_tensor(sample["state"], torch.float32, device),
+        state=observation_tensor(sample["state"], device, pixels),
         action=_tensor(sample["action"], torch.int64, device),
         reward=_tensor(sample["reward"], torch.float32, device),
         terminal=_tensor(sample["terminal"], torch.float32, device),
-        next_state=_tensor(sample["next_state"], torch.float32, device),
+        next_state=observation_tensor(sample["next_state"], device, pixels),
         discount=discount,
     )
     weights = sample.get("weights")
@@ -128,6 +133,23 @@ def to_tensors(sample: Mapping[str, Any], gamma: float, device: torch.device) ->
     if indices is not None:
         batch["indices"] = indices
     return batch
+
+
+def observation_tensor(array: Any, device: torch.device, pixels: bool = False) -> torch.Tensor:
+    """Observations as a tensor on ``device``: float32, or ``uint8`` kept as it is when
+    ``pixels`` (the network scales the pixels itself).
+
+    Example:
+        >>> import numpy as np, torch
+        >>> frames = np.zeros((2, 1, 3, 3), np.uint8)
+        >>> observation_tensor(frames, torch.device("cpu"), pixels=True).dtype
+        torch.uint8
+        >>> observation_tensor(frames, torch.device("cpu")).dtype
+        torch.float32
+    """
+    if pixels and getattr(array, "dtype", None) == np.uint8:
+        return torch.as_tensor(array, device=device)
+    return _tensor(array, torch.float32, device)
 
 
 def _tensor(array: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
@@ -348,6 +370,8 @@ class ValueBasedLearner(AbstractLearner):
             if self.compile_mode is None
             else compiled(self.model, self.compile_mode)
         )
+        # a network that scales uint8 images itself gets them as uint8 (rlkit/approximators/cnn.py)
+        self.pixels = bool(getattr(self.model, "pixel_input", False))
         self.state_space: Any = None  # set by check() when a run starts
         self.action_space: Any = None
         self.env_steps = 0
@@ -379,7 +403,7 @@ class ValueBasedLearner(AbstractLearner):
     # ---- acting: Q-values of the current state ----
     def __call__(self, env: AbstractEnv) -> np.ndarray:
         with torch.inference_mode():
-            x = torch.as_tensor(env.state, dtype=torch.float32, device=self.device)
+            x = observation_tensor(env.state, self.device, self.pixels)
             q = self._q_values(self._act_forward(x))
         return q.numpy() if self._cpu else q.cpu().numpy()
 
@@ -458,20 +482,23 @@ class ValueBasedLearner(AbstractLearner):
         gathering from the replay and converting (about 50 us per step for a batch of 64)."""
         if not (self.samples_ahead and self._sampler_draws_batches):
             for _ in range(n):
-                yield to_tensors(self.sampler.sample(trajectory), self.gamma, self.device)
+                yield to_tensors(
+                    self.sampler.sample(trajectory), self.gamma, self.device, pixels=self.pixels
+                )
             return
         row_bytes = 2 * trajectory.state[0].nbytes + 64  # states, next states, the rest
         per_draw = max(1, _AHEAD_BYTES // (row_bytes * self.sampler.batch_size))
         while n:
             k = min(per_draw, n)
             sample = self.sampler.sample(trajectory, k)
-            yield from to_tensors(sample, self.gamma, self.device).split(self.sampler.batch_size)
+            batch = to_tensors(sample, self.gamma, self.device, pixels=self.pixels)
+            yield from batch.split(self.sampler.batch_size)
             n -= k
 
     def offline_batch(self, sample: Mapping[str, Any]) -> Batch:
         """A dataset's sample (the offline driver, ``rlkit/learners/drivers/offline.py``) as
         the batch ``update(learner, batch)`` reads: :func:`to_tensors` with ``gamma``."""
-        return to_tensors(sample, self.gamma, self.device)
+        return to_tensors(sample, self.gamma, self.device, pixels=self.pixels)
 
     def end_round(self, n: int, infos: Mapping[str, float]) -> None:
         """A round of ``n`` updates ended: nothing to do (the statistics are kept by each

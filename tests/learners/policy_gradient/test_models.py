@@ -43,10 +43,13 @@ def test_an_unknown_activation_is_refused():
 
 
 class _ImageEnv(gym.Env):
-    """uint8 image observations, like an Atari frame (without its size)."""
+    """uint8 observations of ``shape``: images (C, H, W) like Atari frames (without their
+    size), or a vector."""
 
-    observation_space = gym.spaces.Box(0, 255, (6, 6, 3), np.uint8)
     action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, shape=(3, 6, 6)):
+        self.observation_space = gym.spaces.Box(0, 255, shape, np.uint8)
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
@@ -56,9 +59,20 @@ class _ImageEnv(gym.Env):
         return self.observation_space.sample(), float(action), False, False, {}
 
 
-def test_integer_image_observations_are_flattened_and_learned_from_as_floats():
-    env = rk.GymEnv(_ImageEnv(), seed=0)
+def test_integer_observations_are_learned_from_as_floats_and_images_need_a_cnn():
+    # a uint8 vector (not an image) goes through the MLP as floats
+    env = rk.GymEnv(_ImageEnv((12,)), seed=0)
     agent = rk.PPO.agent(env, seed=0, n_steps=8, batch_size=4, n_epochs=2)
     rk.run(agent, env, rk.StopAfterNSteps(16))  # failed: "mat1 and mat2 ... Byte and Float"
     assert agent.policy.updates == 2
     assert np.isfinite(rk.statistics(agent.policy)["loss"])
+    # uint8 images (C, H, W): an MLP on raw pixels is refused, a CNN learns from them
+    images = rk.GymEnv(_ImageEnv((3, 6, 6)), seed=0)
+    with pytest.raises(ValueError, match=r"uint8 images of shape \(3, 6, 6\).*give cnn="):
+        rk.PPO(images, seed=0)
+    agent = rk.PPO.agent(images, seed=0, n_steps=8, batch_size=4, n_epochs=2, cnn="minatar")
+    rk.run(agent, images, rk.StopAfterNSteps(16))
+    assert agent.policy.updates == 2
+    assert np.isfinite(rk.statistics(agent.policy)["loss"])
+
+

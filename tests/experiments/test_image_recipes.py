@@ -1,0 +1,203 @@
+"""The pixel DQN recipes (experiments/images.py): DQN_MinAtarBreakout and DQN_Pong, tiny."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import rlkit as rk
+from rlkit.core.state import get_state
+from rlkit.hooks.checkpoint import CheckpointHook
+
+pytest.importorskip("minatar")
+
+TINY = {"total_steps": 400, "learning_starts": 100, "buffer_size": 500, "batch_size": 16}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def params_of(exp: rk.Experiment) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in exp.policy.policy.learner.approximator.model.parameters()]
+
+
+def test_minatar_breakout_smoke_run_learns_from_uint8_and_is_reproducible():
+    a = rk.make_experiment("DQN_MinAtarBreakout", seed=3, **TINY)
+    learner = a.policy.policy.learner
+    assert a.env.state_space.shape == (4, 10, 10) and a.env.state_space.dtype == np.uint8
+    assert learner.pixels and a.policy.trajectory.state.dtype == np.uint8
+    before = params_of(a)
+    hook = rk.run(a)
+    assert learner.gradient_steps == (400 - 100) // 4
+    assert len(hook.rewards) > 0
+    assert not all(torch.equal(x, y) for x, y in zip(before, params_of(a), strict=True))
+    batch = learner.batches(a.policy.trajectory, 1).__next__()
+    assert batch["state"].dtype == torch.uint8  # uint8 on the way into the network
+    b = rk.make_experiment("DQN_MinAtarBreakout", seed=3, **TINY)
+    rk.run(b)
+    assert all(torch.equal(x, y) for x, y in zip(params_of(a), params_of(b), strict=True))
+
+
+def test_other_minatar_games_by_env():
+    exp = rk.make_experiment(
+        "DQN_MinAtarBreakout", env="MinAtar/SpaceInvaders-v1", total_steps=50
+    )
+    assert exp.env.state_space.shape == (6, 10, 10)
+    rk.run(exp)
+
+
+def test_refuses_a_game_that_is_neither_atari_nor_minatar():
+    with pytest.raises(ValueError, match="DQN_MinAtarBreakout: env must be an Atari id"):
+        rk.make_experiment("DQN_MinAtarBreakout", env="CartPole-v1")
+    with pytest.raises(ValueError, match="cnn must be one of"):
+        rk.make_experiment("DQN_Pong", cnn="impala")
+
+
+def test_missing_extra_names_the_exact_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "minatar", None)
+    monkeypatch.setitem(sys.modules, "minatar.gym", None)
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'minatar>=1\.0\.15'"):
+        rk.make_experiment("DQN_MinAtarBreakout")
+    monkeypatch.setitem(sys.modules, "ale_py", None)
+    with pytest.raises(
+        ModuleNotFoundError,
+        match=r"DQN_Pong needs .*pip install 'ale-py>=0\.9' 'opencv-python-headless>=4\.8'",
+    ):
+        rk.make_experiment("DQN_Pong")
+
+
+def test_pong_smoke_run_with_frame_stack_replay():
+    pytest.importorskip("ale_py")
+    exp = rk.make_experiment(
+        "DQN_Pong", total_steps=120, learning_starts=80, buffer_size=200, batch_size=4
+    )
+    replay = exp.policy.trajectory
+    assert isinstance(replay, rk.FrameStackReplay)
+    assert exp.env.state_space.shape == (4, 84, 84)
+    rk.run(exp)
+    assert exp.policy.policy.learner.gradient_steps == (120 - 80) // 4
+    assert replay.nbytes / replay.capacity <= 1.1 * 84 * 84
+
+
+class Boom(RuntimeError):
+    pass
+
+
+class Trap(rk.AbstractHook):
+    def __init__(self, at=None):
+        self.at, self.t = at, 0
+
+    def post_act(self, policy, env):
+        self.t += 1
+        if self.t == self.at:
+            raise Boom
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, state):
+        pass
+
+
+def _run(folder, trap, resume=False):
+    exp = rk.make_experiment("DQN_MinAtarBreakout", seed=1, **TINY)
+    hook = exp.hook + trap + CheckpointHook(folder, every_n_steps=150)
+    rk.run(exp.policy, exp.env, exp.stop_condition, hook, resume_from=folder if resume else None)
+    return exp, hook
+
+
+def _same(a, b, path="state"):
+    if isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and torch.equal(a, b), path
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), path
+    elif isinstance(a, dict):
+        assert list(a) == list(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b), path
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def test_kill_and_resume_is_bit_exact(tmp_path):
+    reference, ref_hook = _run(tmp_path / "reference", Trap())
+    with pytest.raises(Boom):
+        _run(tmp_path / "run", Trap(at=370))  # the last checkpoint: step 300, mid-episode
+    resumed, hook = _run(tmp_path / "run", Trap(), resume=True)
+    assert hook[rk.TotalRewardPerEpisode].rewards == ref_hook[rk.TotalRewardPerEpisode].rewards
+    _same(get_state(resumed.policy), get_state(reference.policy), "agent")
+    _same(get_state(resumed.env), get_state(reference.env), "env")
+
+
+@pytest.mark.parametrize("variant", ["double", "dueling", "qr_dqn", "n_step"])
+def test_the_dqn_family_learns_from_pixels(variant):
+    """Double DQN, a dueling CNN, QR-DQN and n-step returns on MinAtar through the recipe's
+    ``make_learner``/``model`` hooks (how a learner swap is made)."""
+    from rlkit.experiments.dqn import replay_sampler, zoo_controller
+    from rlkit.experiments.images import MINATAR_DQN, image_dqn_experiment, image_q_approximator
+
+    p = MINATAR_DQN.__class__(**{**MINATAR_DQN.__dict__, **TINY})
+    if variant == "n_step":
+        p = p.__class__(**{**p.__dict__, "n_step": 3})
+    head = {"dueling": {"dueling": True}, "qr_dqn": {"n_quantiles": 5}}.get(variant, {})
+
+    def model(env, p, seed):
+        return image_q_approximator(env, p, seed, **head)
+
+    def make_learner(q, p, s):
+        common = {
+            "target": rk.TargetNetwork(q, sync_every=p.target_update_interval),
+            "sampler": replay_sampler(p, s.sampler),
+            "controller": zoo_controller(p),
+            "gamma": p.gamma,
+        }
+        if variant == "qr_dqn":
+            return rk.QRDQNLearner(q, n_quantiles=5, **common)
+        return rk.DQNLearner(q, double=variant == "double", **common)
+
+    exp = image_dqn_experiment(p, 0, "test", make_learner=make_learner, model=model)
+    rk.run(exp)
+    learner = exp.policy.policy.learner
+    assert learner.pixels and learner.gradient_steps == (400 - 100) // 4
+    assert np.isfinite(learner.loss)
+
+
+def test_vector_env_image_recipe():
+    exp = rk.make_experiment("DQN_MinAtarBreakout", n_envs=2, **TINY)
+    assert isinstance(exp.env, rk.VectorGymEnv)
+    rk.run(exp)
+    assert exp.policy.policy.learner.gradient_steps == (400 - 100) // 4
+
+
+def test_the_recipes_hyperparameters():
+    exp = rk.make_experiment("DQN_MinAtarBreakout", seed=0)
+    learner, explorer = exp.policy.policy.learner, exp.policy.policy.explorer
+    assert exp.stop_condition.n == 10_000_000
+    assert learner.approximator.lr == pytest.approx(1e-4)
+    assert learner.approximator.optimizer.param_groups[0]["eps"] == pytest.approx(3.125e-4)
+    assert learner.approximator.max_grad_norm is None and learner.sampler.batch_size == 32
+    assert exp.policy.trajectory.capacity == 100_000 and learner.gamma == 0.99
+    assert learner.target.sync_every == 1000
+    assert explorer.epsilon_at(250_000) == pytest.approx(0.01)
+    assert explorer.epsilon_at(125_000 + 1000) < 0.6
+    pytest.importorskip("ale_py")
+    pong = rk.make_experiment("DQN_Pong", seed=0)
+    learner = pong.policy.policy.learner
+    assert learner.approximator.max_grad_norm == 10.0 and learner.approximator.lr == 1e-4
+    assert pong.policy.trajectory.capacity == 100_000
+    convs = [m for m in learner.approximator.model.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [c.out_channels for c in convs] == [32, 64, 64]
