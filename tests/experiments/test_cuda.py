@@ -59,3 +59,54 @@ def test_a_cpu_generator_draws_the_same_samples_for_cuda_distributions(dist):
     ]
     assert draws[1].is_cuda
     torch.testing.assert_close(draws[1].cpu(), draws[0])
+
+
+# the learners of wave 3 (distributional, model-based, actor-learner), a few steps each
+NEW = {
+    "C51_CartPole": {
+        "total_steps": 300,
+        "learning_starts": 100,
+        "train_freq": 32,
+        "gradient_steps": 8,
+    },
+    "IQN_CartPole": {"total_steps": 300, "learning_starts": 100},
+    "Rainbow_CartPole": {
+        "total_steps": 300,
+        "learning_starts": 100,
+        "train_freq": 32,
+        "gradient_steps": 8,
+    },
+    "ApeX_CartPole": {"total_steps": 600, "learning_starts": 100},
+    "MBPO_Pendulum": {"total_steps": 400, "learning_starts": 200},
+}
+
+
+def _modules(policy):
+    """The torch modules a policy (or its learner) holds as attributes."""
+    owners = [policy, getattr(policy, "learner", None)]
+    return [
+        value
+        for owner in owners
+        if owner is not None
+        for value in vars(owner).values()
+        if isinstance(value, torch.nn.Module)
+    ]
+
+
+def _train(name, device):
+    exp = rk.make_experiment(name, seed=0, device=device, **NEW[name])
+    inner = getattr(exp.policy, "policy", exp.policy)
+    modules = _modules(inner)
+    assert modules, f"{name}: no torch module found on {inner!r}"
+    before = [p.detach().cpu().clone() for m in modules for p in m.parameters()]
+    rk.run(exp)
+    after = [p for m in modules for p in m.parameters()]
+    exp.env.close()
+    return before, after
+
+
+@pytest.mark.parametrize("name", sorted(NEW))
+def test_new_learners_train_on_cuda(name):
+    before, after = _train(name, "cuda")
+    assert all(p.is_cuda for p in after)
+    assert any(not torch.equal(a.cpu(), b) for a, b in zip(after, before, strict=True))
