@@ -187,8 +187,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=None,
-                        help="episodes (tictactoe) or total steps (dqn, connect4, spread); the recipe's "
-                        "default when left out")  # fmt: skip
+                        help="episodes (tictactoe) or total steps (dqn, connect4, spread); "
+                        "the recipe's default when left out")  # fmt: skip
     args, rest = parser.parse_known_args()
     if args.part == "cfr":  # the game solvers' part, with its own options
         sys.argv = [str(CFR_PART), "--part", "cfr", *rest]

@@ -231,8 +231,9 @@ CONNECT4_REFRESH_EVERY = 100
 def SelfPlayDQN_ConnectFour(seed: int = 0, p: DQNParams = CONNECT4_DQN) -> rk.Experiment:
     """DQN learns connect four by self-play (``rk.SelfPlay``): it plays the two seats in turn,
     episode by episode, against a copy drawn from a pool of its frozen past selves (a new copy
-    every ``CONNECT4_REFRESH_EVERY`` games, the ``CONNECT4_POOL_SIZE`` latest kept); illegal columns are masked
-    out of its choices as in ``DQN_TicTacToe``. Only the learner's own moves are recorded."""
+    every ``CONNECT4_REFRESH_EVERY`` games, the ``CONNECT4_POOL_SIZE`` latest kept); illegal
+    columns are masked out of its choices as in ``DQN_TicTacToe``. Only the learner's own moves
+    are recorded. ``total_steps`` counts the moves of both seats."""
     name = "SelfPlayDQN_ConnectFour"
     s = RecipeSeeds.of(seed)
     env = connect_four_env(s.env)
