@@ -202,12 +202,13 @@ def connect_four_env(seed: int | np.random.SeedSequence) -> rk.PettingZooEnv:
 
 #: DQN by self-play on connect four: DQN_TicTacToe's network and n-step returns (4 hidden
 #: layers of 128, 3-step returns, no gradient clipping), gamma 0.99 (games last up to 42 moves),
-#: lr 1e-4, batch 64, one gradient step per 4 moves, the target synced every 2,000 moves,
-#: epsilon 1 -> 0.05 over the first 30% of the moves, 1,000 random moves first; ``total_steps``
-#: counts the moves of both seats (the learner records and learns from its own, about half)
+#: lr 3e-4, batch 64, one gradient step per 4 moves, the target synced every 2,000 moves,
+#: epsilon 1 -> 0.2 over the first 15% of the moves (the pool's copies keep exploring too, which
+#: varies the games), 1,000 random moves first; ``total_steps`` counts the moves of both seats
+#: (the learner records and learns from its own, about half)
 CONNECT4_DQN = DQNParams(
-    total_steps=60_000,
-    lr=1e-4,
+    total_steps=120_000,
+    lr=3e-4,
     batch_size=64,
     buffer_size=50_000,
     learning_starts=1_000,
@@ -215,8 +216,8 @@ CONNECT4_DQN = DQNParams(
     target_update_interval=2_000,
     train_freq=4,
     gradient_steps=1,
-    exploration_fraction=0.3,
-    exploration_final_eps=0.05,
+    exploration_fraction=0.15,
+    exploration_final_eps=0.2,
     hidden=(128, 128, 128, 128),
     max_grad_norm=None,
     n_step=3,
