@@ -3,6 +3,7 @@ and the speed of the multi-agent loop.
 
     OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part tictactoe --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part dqn --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part connect4 --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part spread --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/multiagent.py --part speed
 
@@ -15,6 +16,9 @@ CFR+ on Leduc), lives in benchmarks/multiagent_cfr.py, which takes its own optio
 * ``dqn``: ``DQN_TicTacToe`` per seed: the greedy learner's mean reward in 500 games as the
   second player against a random player of the legal moves (Tianshou's test: >= 0.6; 0.7 is
   about optimal);
+* ``connect4``: ``SelfPlayDQN_ConnectFour`` per seed: the greedy learner's wins / draws / losses
+  in 200 games from each seat against a uniformly random player of the legal moves (the claim:
+  >= 95% wins from each seat);
 * ``spread``: ``SharedPPO_SimpleSpread`` per seed: the mean episode return (mean over the three
   agents) of 50 evaluation episodes of the trained shared policy (greedy and stochastic) and of
   the random policy on the same seeds, and the margin;
@@ -85,6 +89,33 @@ def dqn(seed: int, steps: int | None) -> str:
             f"as player_2 vs random, {_wdl(rewards)}")  # fmt: skip
 
 
+def connect4_games(learner: rk.AbstractPolicy, seat: str, games: int, seed: int) -> np.ndarray:
+    """``learner``'s rewards (+1 win, 0 draw, -1 loss) in ``games`` connect four games from
+    ``seat`` against a uniformly random player of the legal moves."""
+    from rlkit.experiments.multiagent import connect_four_env
+
+    other = "player_1" if seat == "player_0" else "player_0"
+    policy = rk.MultiAgentPolicy({seat: learner, other: rk.RandomPolicy(seed=seed)})
+    hook = rk.run(policy, connect_four_env(1000 + seed), rk.StopAfterNEpisodes(games),
+                  rk.TotalRewardPerEpisode())  # fmt: skip
+    return np.array([r[seat] for r in hook.rewards])
+
+
+def connect4(seed: int, steps: int | None) -> str:
+    """The greedy self-play DQN learner against a random player, 200 games from each seat."""
+    start = time.perf_counter()
+    overrides = {} if steps is None else {"total_steps": steps}
+    experiment = rk.make_experiment("SelfPlayDQN_ConnectFour", seed, **overrides)
+    rk.run(experiment)
+    seconds = time.perf_counter() - start
+    learner = rk.greedy(experiment.policy.learner)
+    parts = []
+    for seat, eval_seed in (("player_0", 7), ("player_1", 8)):
+        results = connect4_games(learner, seat, 200, eval_seed)
+        parts.append(f"{seat}: {(results > 0).mean():.1%} wins, {_wdl(results)}")
+    return f"SelfPlayDQN_ConnectFour seed {seed} ({seconds:.0f} s): vs random " + "; ".join(parts)
+
+
 def _spread_return(policy: rk.AbstractPolicy, seed: int, episodes: int = 50) -> float:
     from mpe2 import simple_spread_v3
 
@@ -151,13 +182,13 @@ def speed(moves: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--part", choices=("tictactoe", "dqn", "spread", "speed", "cfr"), required=True
+        "--part", choices=("tictactoe", "dqn", "connect4", "spread", "speed", "cfr"), required=True
     )
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=None,
-                        help="episodes (tictactoe) or total steps (dqn, spread); the recipe's "
-                        "default when left out")  # fmt: skip
+                        help="episodes (tictactoe) or total steps (dqn, connect4, spread); "
+                        "the recipe's default when left out")  # fmt: skip
     args, rest = parser.parse_known_args()
     if args.part == "cfr":  # the game solvers' part, with its own options
         sys.argv = [str(CFR_PART), "--part", "cfr", *rest]
@@ -177,6 +208,8 @@ def main() -> None:
             print(tictactoe(seed, args.budget), flush=True)
         elif args.part == "dqn":
             print(dqn(seed, args.budget), flush=True)
+        elif args.part == "connect4":
+            print(connect4(seed, args.budget), flush=True)
         else:
             line, margin = spread(seed, args.budget)
             margins.append(margin)

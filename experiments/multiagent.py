@@ -1,6 +1,7 @@
 """Multi-agent recipes (docs/how-to/multi-agent.md) on PettingZoo games: tabular self-play on
-tic-tac-toe, DQN against a random masked opponent on tic-tac-toe (Tianshou's test), and PPO
-with parameter sharing on MPE's simple_spread.
+tic-tac-toe, DQN against a random masked opponent on tic-tac-toe (Tianshou's test), DQN by
+self-play against a pool of its frozen past copies on connect four, and PPO with parameter
+sharing on MPE's simple_spread.
 
 They need the ``multiagent`` extra (``pip install rlkit-toolkit[multiagent]``: PettingZoo) and,
 for simple_spread, the ``mpe`` extra (``mpe2``); both are imported when a recipe is built, so
@@ -33,6 +34,9 @@ __all__ = [
     "TICTACTOE_DQN",
     "SelfPlayQ_TicTacToe",
     "DQN_TicTacToe",
+    "connect_four_env",
+    "CONNECT4_DQN",
+    "SelfPlayDQN_ConnectFour",
     "SharedPPO_SimpleSpread",
 ]
 
@@ -173,6 +177,93 @@ def DQN_TicTacToe(seed: int = 0, p: DQNParams = TICTACTOE_DQN) -> rk.Experiment:
         policy,
         env,
         rk.StopAfterNSteps(positive_int("DQN_TicTacToe", "total_steps", p.total_steps)),
+        rk.TotalRewardPerEpisode(),
+        threads=1,
+    )
+
+
+def connect_four_env(seed: int | np.random.SeedSequence) -> rk.PettingZooEnv:
+    """PettingZoo's ``connect_four_v3`` with each state as the 84 flat 0/1 cells (6 rows, 7
+    columns, plane 0 the mover's discs, plane 1 the opponent's); the legal columns are the
+    action mask.
+
+    Example:
+        >>> connect_four_env(0).view("player_0").state_space.shape
+        (84,)
+    """
+    from pettingzoo.classic import connect_four_v3
+
+    seed = int_seed(seed) if isinstance(seed, np.random.SeedSequence) else seed
+    space = gym.spaces.Box(0.0, 1.0, (84,), dtype=np.float32)
+    return rk.PettingZooEnv(
+        connect_four_v3.env(), seed=seed, observation_fn=_flat, observation_space=space
+    )
+
+
+#: DQN by self-play on connect four: DQN_TicTacToe's network and n-step returns (4 hidden
+#: layers of 128, 3-step returns, no gradient clipping), gamma 0.99 (games last up to 42 moves),
+#: lr 3e-4, batch 64, one gradient step per 4 moves, the target synced every 2,000 moves,
+#: epsilon 1 -> 0.2 over the first 15% of the moves (the pool's copies keep exploring too, which
+#: varies the games), 1,000 random moves first; ``total_steps`` counts the moves of both seats
+#: (the learner records and learns from its own, about half)
+CONNECT4_DQN = DQNParams(
+    total_steps=120_000,
+    lr=3e-4,
+    batch_size=64,
+    buffer_size=50_000,
+    learning_starts=1_000,
+    gamma=0.99,
+    target_update_interval=2_000,
+    train_freq=4,
+    gradient_steps=1,
+    exploration_fraction=0.15,
+    exploration_final_eps=0.2,
+    hidden=(128, 128, 128, 128),
+    max_grad_norm=None,
+    n_step=3,
+)
+
+#: SelfPlayDQN_ConnectFour's pool: its size and how many games between two new frozen copies
+CONNECT4_POOL_SIZE = 5
+CONNECT4_REFRESH_EVERY = 100
+
+
+@rk.experiment
+def SelfPlayDQN_ConnectFour(seed: int = 0, p: DQNParams = CONNECT4_DQN) -> rk.Experiment:
+    """DQN learns connect four by self-play (``rk.SelfPlay``): it plays the two seats in turn,
+    episode by episode, against a copy drawn from a pool of its frozen past selves (a new copy
+    every ``CONNECT4_REFRESH_EVERY`` games, the ``CONNECT4_POOL_SIZE`` latest kept); illegal
+    columns are masked out of its choices as in ``DQN_TicTacToe``. Only the learner's own moves
+    are recorded. ``total_steps`` counts the moves of both seats."""
+    name = "SelfPlayDQN_ConnectFour"
+    s = RecipeSeeds.of(seed)
+    env = connect_four_env(s.env)
+    view = env.view(env.agents[0])
+    q = q_approximator(view, p, s.network)
+    learner = rk.Agent(
+        rk.QBasedPolicy(
+            rk.DQNLearner(
+                q,
+                target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+                sampler=replay_sampler(p, s.sampler),
+                controller=zoo_controller(p),
+                gamma=p.gamma,
+            ),
+            zoo_explorer(p, s.explorer),
+        ),
+        rk.CircularArraySARTTrajectory(p.buffer_size, view.state_space, view.action_space),
+    )
+    policy = rk.SelfPlay(
+        learner,
+        env.agents,
+        pool_size=CONNECT4_POOL_SIZE,
+        refresh_every=CONNECT4_REFRESH_EVERY,
+        seed=s.evaluation,
+    )
+    return rk.Experiment(
+        policy,
+        env,
+        rk.StopAfterNSteps(positive_int(name, "total_steps", p.total_steps)),
         rk.TotalRewardPerEpisode(),
         threads=1,
     )

@@ -109,3 +109,24 @@ def test_a_parallel_run_resumes_from_the_middle_of_an_episode(tmp_path):
            resume_from=tmp_path)  # fmt: skip
     assert hook.rewards == whole.rewards and hook.current == whole.current
     assert {a: policy.policy_of(a).trajectory.action for a in env.agents} == expected
+
+
+def test_self_play_dqn_pool_copies_stay_frozen_while_the_learner_trains():
+    """A pooled copy of a DQN learner acts with its own weights: after training, the first copy
+    (taken as built) still gives the untrained network's Q-values, the learner others."""
+    from rlkit.experiments.multiagent import connect_four_env
+
+    torch = pytest.importorskip("torch")
+    torch.set_num_threads(1)
+    overrides = {"total_steps": 1200, "learning_starts": 100, "buffer_size": 2000}
+    trained = rk.make_experiment("SelfPlayDQN_ConnectFour", 0, **overrides)
+    fresh = rk.make_experiment("SelfPlayDQN_ConnectFour", 0, **overrides)
+    rk.run(trained)
+    assert trained.policy.learner.policy.learner.gradient_steps > 0
+    assert trained.policy.episodes < 500  # under 5 refreshes: pool[0] is the copy as built
+    env = connect_four_env(3)
+    env.reset()
+    view = env.view("player_0")
+    frozen = trained.policy.pool[0].learner(view)
+    np.testing.assert_array_equal(frozen, fresh.policy.learner.policy.learner(view))
+    assert not np.array_equal(frozen, trained.policy.learner.policy.learner(view))
