@@ -21,7 +21,9 @@ def _walk(ours, theirs, pyspiel_state_count):
     """Visit both trees at once; compare who acts, legal actions, information states, returns."""
     pyspiel_state_count[0] += 1
     if theirs.is_chance_node():
-        assert ours.chance_outcomes() == pytest.approx(theirs.chance_outcomes())
+        mine, spiel = ours.chance_outcomes(), theirs.chance_outcomes()
+        assert [a for a, _ in mine] == [a for a, _ in spiel]
+        assert [p for _, p in mine] == pytest.approx([p for _, p in spiel])
         for outcome, _ in theirs.chance_outcomes():
             child = copy.deepcopy(ours)
             child.apply_chance(outcome)
