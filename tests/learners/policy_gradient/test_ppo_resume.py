@@ -63,16 +63,62 @@ def test_killed_ppo_run_resumes_bit_exactly(tmp_path):
     assert straight.stdout.split()[1:] == ["16", "1024"]
 
 
+FIXTURE = Path(__file__).parent / "data" / "ppo_rlkit_0_1" / "checkpoint-000000000512.npz"
+
+
 @pytest.mark.slow
 def test_a_checkpoint_written_by_rlkit_0_1_resumes_bit_exactly(tmp_path):
-    # written by the script's "killed" mode with rlkit 0.1 before the learning pipeline (its
-    # optimizer state is a GradientStep's); the resumed run ends as a straight run does now
-    folder = tmp_path / "ckpt"
-    shutil.copytree(Path(__file__).parent / "data" / "ppo_rlkit_0_1", folder)
+    """The fixture was written by the script's "killed" mode with rlkit 0.1, before the learning
+    pipeline (its optimizer state is a GradientStep's). Its numbers are those of the CPU that
+    wrote it: another CPU's floating point reaches other parameters by step 512, so no run here
+    can end as the fixture's resumed run does there. The test therefore writes this machine's
+    step-512 state in rlkit 0.1's layout (the fixture's payload, with the arrays of a checkpoint
+    written here by the same run) and resumes that: it must end exactly as a straight run. On
+    the fixture's own machine the two checkpoints are the same file's contents."""
     straight = _run("straight", tmp_path / "unused")
+    killed = _run("killed", tmp_path / "new")
+    assert killed.returncode == 3, killed.stderr
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    _write_in_rlkit_0_1_layout(tmp_path / "new" / FIXTURE.name, folder / FIXTURE.name)
     resumed = _run("resume", folder)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.split() == straight.stdout.split()
+
+
+@pytest.mark.slow
+def test_the_rlkit_0_1_fixture_itself_loads_and_runs_to_the_end(tmp_path):
+    folder = tmp_path / "ckpt"
+    shutil.copytree(FIXTURE.parent, folder)
+    resumed = _run("resume", folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.split()[1:] == ["16", "1024"]
+
+
+def _write_in_rlkit_0_1_layout(fresh: Path, target: Path) -> None:
+    """``fresh``'s arrays under the fixture's (rlkit 0.1) payload, signed as rlkit signs."""
+    import json
+
+    import numpy as np
+
+    from rlkit.hooks.checkpoint.format import _JSON_KEY, FORMAT, VERSION, _digest
+
+    def header_and_arrays(path):
+        with np.load(path) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        return json.loads(arrays.pop(_JSON_KEY).tobytes().decode("utf-8")), arrays
+
+    old_header, old_arrays = header_and_arrays(FIXTURE)
+    new_header, arrays = header_and_arrays(fresh)
+    layout = {name: (a.dtype, a.shape) for name, a in old_arrays.items()}
+    assert layout == {name: (a.dtype, a.shape) for name, a in arrays.items()}
+    body = old_header["payload"]
+    assert json.loads(body)["meta"]["step"] == json.loads(new_header["payload"])["meta"]["step"]
+    text = json.dumps(
+        {"format": FORMAT, "version": VERSION, "sha256": _digest(body, arrays), "payload": body}
+    )
+    header = np.frombuffer(text.encode("utf-8"), np.uint8)
+    np.savez(target, **{_JSON_KEY: header}, **arrays)
 
 
 def _params(policy):
