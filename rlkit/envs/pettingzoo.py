@@ -9,15 +9,19 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..core.interfaces import InvalidActionError
 from ..core.multiagent import AbstractMultiAgentEnv
-from .agent_view import AgentView
-from .pettingzoo_common import AgentObservations, checked_seed, layers_state, load_layers_state
+from .pettingzoo_common import (
+    AgentObservations,
+    AgentRecords,
+    checked_seed,
+    layers_state,
+    load_layers_state,
+)
 
 __all__ = ["PettingZooEnv"]
 
 
-class PettingZooEnv(AbstractMultiAgentEnv):
+class PettingZooEnv(AgentRecords, AbstractMultiAgentEnv):
     """Adapt a PettingZoo AEC environment (turn-based: tic-tac-toe, connect four, poker).
 
     ``current_agent`` is PettingZoo's ``agent_selection``; ``view(agent)`` is what one agent
@@ -72,13 +76,9 @@ class PettingZooEnv(AbstractMultiAgentEnv):
         return f"PettingZooEnv({self.env!r})"
 
     def _clear(self) -> None:
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._returns = dict.fromkeys(self.agents, 0.0)
-        self._terminated = dict.fromkeys(self.agents, False)
-        self._truncated = dict.fromkeys(self.agents, False)
+        self._clear_records()
         self._final: dict[Any, Any] = {}
         self._seen: dict[Any, Any] = {}  # observations of the current step, by agent
-        self.is_terminated = self.is_truncated = False
 
     # ---- the contract ----
     @property
@@ -86,16 +86,8 @@ class PettingZooEnv(AbstractMultiAgentEnv):
         """The agent to act (None once the episode is over)."""
         return None if self.done else self._raw.agent_selection
 
-    def view(self, agent: Any) -> AgentView:
-        if agent not in self._obs.views:
-            raise KeyError(f"{self!r}: no agent {agent!r}; its agents are {list(self.agents)}")
-        return self._obs.views[agent]
-
     def reset(self, seed: int | None = None) -> None:
-        seed = checked_seed("PettingZooEnv.reset", seed)
-        if seed is None:
-            seed, self._pending_seed = self._pending_seed, None
-        self.env.reset(seed=seed)
+        self.env.reset(seed=self._reset_seed(seed))
         self._clear()
         self.needs_reset = False
         self._check_agents()
@@ -105,7 +97,7 @@ class PettingZooEnv(AbstractMultiAgentEnv):
         if self.done or self.needs_reset:
             raise RuntimeError(f"{self!r}: the episode is over; reset the env before acting")
         agent = self._raw.agent_selection
-        self._check_action(agent, action)
+        self._check_legal(agent, action, self._mask_of(agent))
         self._returns[agent] = 0.0  # its new step's reward starts now
         self._seen.clear()
         self.env.step(action)
@@ -135,19 +127,6 @@ class PettingZooEnv(AbstractMultiAgentEnv):
         return seen
 
     # ---- the steps of one agent's action ----
-    def _check_action(self, agent: Any, action: Any) -> None:
-        space = self.env.action_space(agent)
-        if not space.contains(np.asarray(action) if isinstance(action, list) else action):
-            raise InvalidActionError(
-                f"{self!r}: action {action!r} of {agent!r} is not in its action space {space}"
-            )
-        mask = self._mask_of(agent)
-        if mask is not None and not mask[int(action)]:
-            raise InvalidActionError(
-                f"{self!r}: action {action!r} is not legal for {agent!r} now; its legal "
-                f"actions are {np.flatnonzero(mask).tolist()}"
-            )
-
     def _collect(self) -> None:
         """The last step's rewards and done flags of every agent still in the game."""
         env = self._raw
@@ -187,14 +166,9 @@ class PettingZooEnv(AbstractMultiAgentEnv):
         """The adapter's per-agent records and the PettingZoo env's plain state, layer by
         layer (its attributes, generators and plain-data objects such as a board)."""
         return {
-            "rewards": dict(self.rewards),
-            "returns": dict(self._returns),
-            "terminated": dict(self._terminated),
-            "truncated": dict(self._truncated),
+            **self._records_state(),
             "final": {a: [s, m] for a, (s, m) in self._final.items()},
-            "flags": [self.is_terminated, self.is_truncated, self.needs_reset],
             "open_steps": list(self.open_steps),
-            "pending_seed": self._pending_seed,
             "layers": layers_state(self.env),
         }
 
@@ -202,11 +176,6 @@ class PettingZooEnv(AbstractMultiAgentEnv):
         """Restore what :meth:`state_dict` saved into an env built the same way."""
         load_layers_state(self, self.env, state["layers"])
         self._seen = {}
-        self.rewards = dict(state["rewards"])
-        self._returns = dict(state["returns"])
-        self._terminated = dict(state["terminated"])
-        self._truncated = dict(state["truncated"])
+        self._load_records(state)
         self._final = {a: (s, m) for a, (s, m) in state["final"].items()}
-        self.is_terminated, self.is_truncated, self.needs_reset = state["flags"]
         self.open_steps[:] = state["open_steps"]
-        self._pending_seed = state["pending_seed"]

@@ -1,6 +1,7 @@
 """What the two PettingZoo adapters share: checking the arguments, each agent's spaces and
-observation (with an ``observation_fn`` and the agent-id feature), and the checkpoint state of a
-PettingZoo env (its plain attributes and generators, layer by layer)."""
+observation (with an ``observation_fn`` and the agent-id feature), the per-agent records
+(rewards, returns, done flags, views, the pending seed, legal actions) and the checkpoint state
+of a PettingZoo env (its plain attributes and generators, layer by layer)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import gymnasium as gym
 import numpy as np
 
 from ..core.checks import non_negative_int
+from ..core.interfaces import InvalidActionError
 from ..core.state import attribute_state, is_plain, load_attribute_state
 from .agent_view import AgentView, agent_id_space, observation_part, with_agent_id
 
 __all__ = [
     "AgentObservations",
+    "AgentRecords",
     "checked_seed",
     "inner_space",
     "layers_state",
@@ -72,6 +75,67 @@ class AgentObservations:
         if self.agent_id:
             observation = with_agent_id(observation, self.index[agent], len(self.agents))
         return observation, mask
+
+
+class AgentRecords:
+    """The per-agent records both adapters keep: the last step's ``rewards``, each agent's
+    return in the current step (``_returns``), its ``_terminated`` / ``_truncated`` flags, its
+    view (``view``), the seed the next reset takes, the legal-action check, and their part of
+    the checkpoint state. The adapters set ``_obs`` (an :class:`AgentObservations`),
+    ``agents`` and ``_pending_seed``."""
+
+    _obs: AgentObservations
+    agents: tuple
+    _pending_seed: int | None
+
+    def _clear_records(self) -> None:
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._returns = dict.fromkeys(self.agents, 0.0)
+        self._terminated = dict.fromkeys(self.agents, False)
+        self._truncated = dict.fromkeys(self.agents, False)
+        self.is_terminated = self.is_truncated = False
+
+    def view(self, agent: Any) -> AgentView:
+        if agent not in self._obs.views:
+            raise KeyError(f"{self!r}: no agent {agent!r}; its agents are {list(self.agents)}")
+        return self._obs.views[agent]
+
+    def _reset_seed(self, seed: int | None) -> int | None:
+        """``seed`` (checked), else the seed given at construction, once."""
+        seed = checked_seed(f"{type(self).__name__}.reset", seed)
+        if seed is None:
+            seed, self._pending_seed = self._pending_seed, None
+        return seed
+
+    def _check_legal(self, agent: Any, action: Any, mask: np.ndarray | None) -> None:
+        space = self.env.action_space(agent)  # type: ignore[attr-defined]
+        if not space.contains(np.asarray(action) if isinstance(action, list) else action):
+            raise InvalidActionError(
+                f"{self!r}: action {action!r} of {agent!r} is not in its action space {space}"
+            )
+        if mask is not None and not mask[int(action)]:
+            raise InvalidActionError(
+                f"{self!r}: action {action!r} is not legal for {agent!r} now; its legal "
+                f"actions are {np.flatnonzero(mask).tolist()}"
+            )
+
+    def _records_state(self) -> dict[str, Any]:
+        return {
+            "rewards": dict(self.rewards),
+            "returns": dict(self._returns),
+            "terminated": dict(self._terminated),
+            "truncated": dict(self._truncated),
+            "flags": [self.is_terminated, self.is_truncated, self.needs_reset],  # type: ignore[attr-defined]
+            "pending_seed": self._pending_seed,
+        }
+
+    def _load_records(self, state: dict[str, Any]) -> None:
+        self.rewards = dict(state["rewards"])
+        self._returns = dict(state["returns"])
+        self._terminated = dict(state["terminated"])
+        self._truncated = dict(state["truncated"])
+        self.is_terminated, self.is_truncated, self.needs_reset = state["flags"]
+        self._pending_seed = state["pending_seed"]
 
 
 def inner_space(space: gym.Space) -> gym.Space:

@@ -9,15 +9,19 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..core.interfaces import InvalidActionError
 from ..core.multiagent import AbstractParallelEnv
-from .agent_view import AgentView
-from .pettingzoo_common import AgentObservations, checked_seed, layers_state, load_layers_state
+from .pettingzoo_common import (
+    AgentObservations,
+    AgentRecords,
+    checked_seed,
+    layers_state,
+    load_layers_state,
+)
 
 __all__ = ["PettingZooParallelEnv"]
 
 
-class PettingZooParallelEnv(AbstractParallelEnv):
+class PettingZooParallelEnv(AgentRecords, AbstractParallelEnv):
     """Adapt a PettingZoo parallel environment: every live agent acts at each step.
 
     ``live_agents`` are PettingZoo's ``agents`` (those still in the episode: an agent whose
@@ -73,24 +77,12 @@ class PettingZooParallelEnv(AbstractParallelEnv):
         return f"PettingZooParallelEnv({self.env!r})"
 
     def _clear(self) -> None:
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._returns = dict.fromkeys(self.agents, 0.0)
-        self._terminated = dict.fromkeys(self.agents, False)
-        self._truncated = dict.fromkeys(self.agents, False)
+        self._clear_records()
         self._states: dict[Any, tuple[Any, Any]] = {}
         self.live_agents = ()
-        self.is_terminated = self.is_truncated = False
-
-    def view(self, agent: Any) -> AgentView:
-        if agent not in self._obs.views:
-            raise KeyError(f"{self!r}: no agent {agent!r}; its agents are {list(self.agents)}")
-        return self._obs.views[agent]
 
     def reset(self, seed: int | None = None) -> None:
-        seed = checked_seed("PettingZooParallelEnv.reset", seed)
-        if seed is None:
-            seed, self._pending_seed = self._pending_seed, None
-        observations, infos = self.env.reset(seed=seed)
+        observations, infos = self.env.reset(seed=self._reset_seed(seed))
         self._clear()
         self.needs_reset = False
         self._record(observations, infos)
@@ -154,17 +146,7 @@ class PettingZooParallelEnv(AbstractParallelEnv):
                 f"; missing {missing}, not live {extra}"
             )
         for agent, action in actions.items():
-            space = self.env.action_space(agent)
-            if not space.contains(action):
-                raise InvalidActionError(
-                    f"{self!r}: action {action!r} of {agent!r} is not in its action space {space}"
-                )
-            mask = self._states[agent][1]
-            if mask is not None and not mask[int(action)]:
-                raise InvalidActionError(
-                    f"{self!r}: action {action!r} is not legal for {agent!r} now; its legal "
-                    f"actions are {np.flatnonzero(mask).tolist()}"
-                )
+            self._check_legal(agent, action, self._states[agent][1])
 
     # ---- what the views read ----
     def _state_of(self, agent: Any) -> Any:
@@ -177,25 +159,15 @@ class PettingZooParallelEnv(AbstractParallelEnv):
     def state_dict(self) -> dict[str, Any]:
         """The per-agent records and the PettingZoo env's plain state, layer by layer."""
         return {
-            "rewards": dict(self.rewards),
-            "returns": dict(self._returns),
-            "terminated": dict(self._terminated),
-            "truncated": dict(self._truncated),
+            **self._records_state(),
             "states": {a: [s, m] for a, (s, m) in self._states.items()},
             "live": list(self.live_agents),
-            "flags": [self.is_terminated, self.is_truncated, self.needs_reset],
-            "pending_seed": self._pending_seed,
             "layers": layers_state(self.env),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` saved into an env built the same way."""
         load_layers_state(self, self.env, state["layers"])
-        self.rewards = dict(state["rewards"])
-        self._returns = dict(state["returns"])
-        self._terminated = dict(state["terminated"])
-        self._truncated = dict(state["truncated"])
+        self._load_records(state)
         self._states = {a: (s, m) for a, (s, m) in state["states"].items()}
         self.live_agents = tuple(state["live"])
-        self.is_terminated, self.is_truncated, self.needs_reset = state["flags"]
-        self._pending_seed = state["pending_seed"]
