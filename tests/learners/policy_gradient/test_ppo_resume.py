@@ -2,65 +2,36 @@
 exactly the parameters of an uninterrupted run."""
 
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from kill_resume import run, script, straight_killed_resumed
 
-SCRIPT = textwrap.dedent(
+SCRIPT = script(
     """
-    import hashlib, os, sys
-    import numpy as np, torch
-    import rlkit as rk
-    from rlkit.hooks.checkpoint import CheckpointHook
-
-    torch.set_num_threads(1)
-    mode, folder = sys.argv[1], sys.argv[2]
-    TOTAL = 1024
     env = rk.VectorGymEnv("CartPole-v1", 4, seed=3)
     agent = rk.PPO.agent(env, seed=5, n_steps=16, batch_size=32, n_epochs=2,
                          lr=rk.LinearSchedule(1e-3, 0.0, TOTAL),
                          clip_range=rk.LinearSchedule(0.2, 0.0, TOTAL))
-
-    LIMIT = 600 if mode == "killed" else 10**9  # not an attribute: hooks' attributes are saved
-
-    class Kill(rk.AbstractHook):
-        def post_act(self, policy, env):
-            if policy.policy.transitions >= LIMIT:
-                os._exit(3)  # no clean-up, no final checkpoint: like SIGKILL
-
-    hook = rk.TotalRewardPerEpisode()
-    if mode != "straight":
-        hook = hook + CheckpointHook(folder, every_n_steps=128, format="npz") + Kill()
-    rk.run(agent, env, rk.StopAfterNSteps(TOTAL), hook,
-           resume_from=folder if mode == "resume" else None)
-    digest = hashlib.sha256()
+    """,
+    """
     for p in agent.policy.model.state_dict().values():
         digest.update(p.numpy().tobytes())
     print(digest.hexdigest(), agent.policy.updates, agent.policy.transitions)
-    """
-)
+    """,
+    total=1024, limit=600, every=128,
+)  # fmt: skip
 
 
 def _run(mode, folder):
-    return subprocess.run(
-        [sys.executable, "-c", SCRIPT, mode, str(folder)],
-        capture_output=True, text=True, timeout=600,
-    )
+    return run(SCRIPT, mode, folder)
 
 
 @pytest.mark.slow
 def test_killed_ppo_run_resumes_bit_exactly(tmp_path):
-    straight = _run("straight", tmp_path / "unused")
-    assert straight.returncode == 0, straight.stderr
-    killed = _run("killed", tmp_path / "ckpt")
-    assert killed.returncode == 3, killed.stderr
-    resumed = _run("resume", tmp_path / "ckpt")
-    assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout.split() == straight.stdout.split()
-    assert straight.stdout.split()[1:] == ["16", "1024"]
+    straight, resumed = straight_killed_resumed(SCRIPT, tmp_path)
+    assert resumed.split() == straight.split()
+    assert straight.split()[1:] == ["16", "1024"]
 
 
 FIXTURE = Path(__file__).parent / "data" / "ppo_rlkit_0_1" / "checkpoint-000000000512.npz"
