@@ -7,6 +7,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from state_helpers import assert_same
 
 import rlkit as rk
 from rlkit.core.state import get_state
@@ -114,33 +115,14 @@ def _run(folder, trap, resume=False):
     return exp, hook
 
 
-def _same(a, b, path="state"):
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and torch.equal(a, b), path
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), path
-    elif isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and np.isnan(a):
-        assert np.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 def test_kill_and_resume_is_bit_exact(tmp_path):
     reference, ref_hook = _run(tmp_path / "reference", Trap())
     with pytest.raises(Boom):
         _run(tmp_path / "run", Trap(at=370))  # the last checkpoint: step 300, mid-episode
     resumed, hook = _run(tmp_path / "run", Trap(), resume=True)
     assert hook[rk.TotalRewardPerEpisode].rewards == ref_hook[rk.TotalRewardPerEpisode].rewards
-    _same(get_state(resumed.policy), get_state(reference.policy), "agent")
-    _same(get_state(resumed.env), get_state(reference.env), "env")
+    assert_same(get_state(resumed.policy), get_state(reference.policy), "agent")
+    assert_same(get_state(resumed.env), get_state(reference.env), "env")
 
 
 @pytest.mark.parametrize("variant", ["double", "dueling", "qr_dqn", "n_step"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from state_helpers import assert_same as same_state
 
 import rlkit as rk
 from rlkit.core.state import get_state, set_state
@@ -246,27 +247,6 @@ class Trap(rk.AbstractHook):
         pass
 
 
-def _same(a, b, path="state"):
-    import torch
-
-    if isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and torch.equal(a, b), path
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), path
-    elif isinstance(a, dict):
-        assert list(a) == list(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and np.isnan(a):
-        assert np.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 def test_kill_and_resume_of_a_pixel_dqn_is_bit_exact(tmp_path):
     """Through the checkpoint files: replay (wrapped around), network, optimizer, generators,
     env and returns equal the uninterrupted run's."""
@@ -293,5 +273,5 @@ def test_kill_and_resume_of_a_pixel_dqn_is_bit_exact(tmp_path):
     assert resumed[0].trajectory.n_inserted == 300 and resumed[0].trajectory.is_full
     assert resumed[0].policy.learner.gradient_steps > 0
     assert resumed[2][0].rewards == reference[2][0].rewards
-    _same(get_state(resumed[0]), get_state(reference[0]), "agent")
-    _same(get_state(resumed[1]), get_state(reference[1]), "env")
+    same_state(get_state(resumed[0]), get_state(reference[0]), "agent")
+    same_state(get_state(resumed[1]), get_state(reference[1]), "env")
