@@ -23,7 +23,8 @@ Runs standalone from the repository root with the repository installed
 
     python benchmarks/distributed.py [--max-actors N] [--steps 20000] [--seeds 0 1] [--quick]
 
-RLlib's IMPALA/APPO are not compared here (``ray[rllib]`` is not a dependency).
+RLlib's IMPALA and APPO are compared in ``benchmarks/distributed_rllib.py`` (``ray[rllib]`` in a
+virtualenv of its own; it is not a dependency).
 """
 
 from __future__ import annotations
