@@ -12,6 +12,10 @@ episodes; the run ends with the best evaluated policy) and one seed for every ge
 budget is 80k environment steps (the issue's anchor: Tianshou's CI reaches 195 on CartPole
 within it).
 
+Each builds its agent with the library's one-liner (``rk.C51.agent``, ``rk.IQN.agent``,
+``rk.Rainbow.agent``: ``rlkit/learners/value_based/distributional_agents.py``) from the
+recipe's parameters.
+
 What each adds:
 
 * ``C51_CartPole``: 51 atoms (Dopamine's and CleanRL's count) on CleanRL's CartPole support

@@ -20,6 +20,12 @@ evaluated best (``rk.EvaluationHook(..., restore_best=True)``, ties going to the
 DQN's greedy performance on CartPole swings between 500 and about 100 from one evaluation to
 the next late in training, so the final parameters are a lottery; the kept ones are not.
 
+The recipes build their agents with the library's one-liners, ``rk.DQN.agent(env, seed=seed,
+**agent_hyperparameters(p))`` (``rk.PrioritizedDQN``, ``rk.QRDQN``;
+``rlkit/learners/value_based/agents.py``), so the one-liner with a recipe's parameters on its
+environment learns the recipe's parameters; ``BasicDQN_CartPole`` composes its agent from the
+same parts (``rlkit/learners/value_based/agent_parts.py``).
+
 Every generator (environment, explorer, replay sampler, network initialisation) is derived from
 the recipe's ``seed`` with ``numpy.random.SeedSequence``; the network is initialised from a local
 ``torch.Generator`` (``q_network(..., seed=...)``), so nothing depends on torch's global random
@@ -127,12 +133,8 @@ class DQNParams:
         checks.non_negative_int(owner, "learning_starts", self.learning_starts)
         checks.finite_float(owner, "lr", self.lr, low=0.0, low_open=True)
         checks.finite_float(owner, "adam_eps", self.adam_eps, low=0.0, low_open=True)
-        for name in (
-            "gamma",
-            "exploration_fraction",
-            "exploration_initial_eps",
-            "exploration_final_eps",
-        ):
+        for name in ("gamma", "exploration_fraction", "exploration_initial_eps",
+                     "exploration_final_eps"):
             checks.unit_interval(owner, name, getattr(self, name))
         if self.max_grad_norm is not None:
             checks.finite_float(owner, "max_grad_norm", self.max_grad_norm, low=0.0, low_open=True)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...approximators.cnn import is_image_space
 from ...approximators.neural import NeuralNetworkApproximator
+from ...core.checks import non_negative_int
 from ...policies.agent import Agent
 from ...policies.q_based import QBasedPolicy
 from ...trajectories.circular import CircularArraySARTTrajectory
@@ -120,9 +121,12 @@ class ValueBasedAgent:
         """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
         ``Box`` observations), inside ``rk.QBasedPolicy`` with its explorer, paired with its
         replay as an ``rk.Agent``. ``hyperparameters`` override the defaults (an unknown name or
-        a bad value is refused, naming it)."""
+        a bad value is refused, naming it). ``seed``: a non-negative integer, or a numpy
+        ``SeedSequence`` (its next five children are spawned: :class:`DQNSeeds`)."""
         hp = cls.hyperparameters.of(cls.name, hyperparameters)
         check_env_spaces(cls.name, env)
+        if not isinstance(seed, np.random.SeedSequence):
+            seed = non_negative_int(cls.name, "seed", seed)
         seeds = DQNSeeds.of(seed)
         learner = cls.build_learner(env, hp, seeds)
         policy = QBasedPolicy(learner, epsilon_explorer(hp, seeds.explorer))

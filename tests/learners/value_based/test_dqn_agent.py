@@ -113,8 +113,9 @@ def test_dqn_agent_equals_the_seven_objects_composed_by_hand():
         q,
         target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
         sampler=rk.BatchSampler(p.batch_size, seed=sampler_seed),
-        controller=rk.InsertSampleRatioController(p.learning_starts, p.train_freq,
-                                                  p.gradient_steps),  # fmt: skip
+        controller=rk.InsertSampleRatioController(
+            p.learning_starts, p.train_freq, p.gradient_steps
+        ),  # fmt: skip
         gamma=p.gamma,
     )
     explorer = rk.RandomWarmupEpsilonGreedy(
@@ -160,7 +161,12 @@ def test_qrdqn_defaults_are_sb3_contribs():
     assert agent.policy.explorer.epsilon_at(5000) == 0.01  # 0.5% of 1e6 steps
     optimizer = learner.approximator.optimizer
     assert optimizer.defaults["eps"] == pytest.approx(0.01 / 64)  # SB3-contrib: 0.01 / batch
-    assert rk.QRDQN.agent(rk.GymEnv("CartPole-v1"), adam_eps=1e-5).policy.learner.approximator.optimizer.defaults["eps"] == 1e-5  # noqa: E501
+    assert (
+        rk.QRDQN.agent(
+            rk.GymEnv("CartPole-v1"), adam_eps=1e-5
+        ).policy.learner.approximator.optimizer.defaults["eps"]
+        == 1e-5
+    )  # noqa: E501
 
 
 def test_prioritized_and_rainbow_replays():
@@ -273,6 +279,14 @@ def test_a_bad_value_is_refused_naming_it(one_liner, name, value, error):
 def test_a_support_with_v_min_above_v_max_is_refused():
     with pytest.raises(ValueError, match=r"^C51: .*v_min"):
         rk.C51.agent(rk.GymEnv("CartPole-v1"), v_min=10.0, v_max=-10.0)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0"])
+def test_a_bad_seed_is_refused_naming_it(seed):
+    with pytest.raises(
+        (TypeError, ValueError), match=rf"^DQN: seed must be .*got {re.escape(repr(seed))}"
+    ):
+        rk.DQN.agent(rk.GymEnv("CartPole-v1"), seed=seed)
 
 
 def test_tau_below_one_needs_a_target_update_every_step():
