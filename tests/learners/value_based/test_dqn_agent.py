@@ -85,9 +85,8 @@ def test_the_one_liner_with_the_recipes_hyperparameters_learns_the_recipes_param
 ):
     seed = 3
     hyperparameters = {**agent_hyperparameters(replace(params, **SHORT)), **extra}
-    hyperparameters.pop("compile")
-    if one_liner in ("DQN", "PrioritizedDQN", "QRDQN"):
-        hyperparameters["compile"] = False
+    if one_liner in ("C51", "IQN", "Rainbow"):  # their learners are not compiled
+        del hyperparameters["compile"]
     agent = trained(getattr(rk, one_liner).agent(recipe_env(seed), seed=seed, **hyperparameters),
                     recipe_env(seed))  # fmt: skip
     expected = trained_recipe(recipe, seed, **SHORT)
@@ -340,6 +339,7 @@ def _doc_example(page: str, marker: str) -> str:
     return found
 
 
+@pytest.mark.slow  # the Rainbow example takes about 10 s
 @pytest.mark.parametrize(
     ("page", "marker"),
     [("getting-started.md", "rk.DQN.agent("), ("how-to/distributional.md", "rk.Rainbow.agent(")],
