@@ -12,6 +12,10 @@ episodes; the run ends with the best evaluated policy) and one seed for every ge
 budget is 80k environment steps (the issue's anchor: Tianshou's CI reaches 195 on CartPole
 within it).
 
+Each builds its agent with the library's one-liner (``rk.C51.agent``, ``rk.IQN.agent``,
+``rk.Rainbow.agent``: ``rlkit/learners/value_based/distributional_agents.py``) from the
+recipe's parameters.
+
 What each adds:
 
 * ``C51_CartPole``: 51 atoms (Dopamine's and CleanRL's count) on CleanRL's CartPole support
@@ -35,18 +39,14 @@ from typing import ClassVar
 
 import rlkit as rk
 from rlkit.core import checks
-from rlkit.core.optional import require_torch
 
 from .dqn import (
     CARTPOLE,
     DQNParams,
     RecipeSeeds,
-    adam,
+    agent_hyperparameters,
     best_policy_evaluation,
     gym_env,
-    replay_sampler,
-    zoo_controller,
-    zoo_explorer,
 )
 
 __all__ = ["DistributionalParams", "C51_CARTPOLE", "IQN_CARTPOLE", "RAINBOW_CARTPOLE"]
@@ -108,16 +108,13 @@ RAINBOW_CARTPOLE = DistributionalParams(
 )
 
 
-def _approximator(net: object, p: DistributionalParams) -> rk.NeuralNetworkApproximator:
-    return rk.NeuralNetworkApproximator(
-        net,
-        lambda params: adam(params, lr=p.lr, eps=p.adam_eps),
-        device=p.device,
-        max_grad_norm=p.max_grad_norm,
-    )
-
-
-def _experiment(p: DistributionalParams, s: RecipeSeeds, env: object, agent: rk.Agent):
+def _one_line(algorithm: str, seed: int, p: DistributionalParams, **extra: object) -> rk.Experiment:
+    """``rk.<algorithm>.agent(env, seed=seed, **p's DQN parameters, **extra)`` trained on
+    ``p.env`` (seeded from the seed's first child), as the DQN recipes."""
+    s = RecipeSeeds.of(seed)
+    env = gym_env(p.env, s.env, p.n_envs)
+    hyperparameters = {k: v for k, v in agent_hyperparameters(p).items() if k != "compile"}
+    agent = getattr(rk, algorithm).agent(env, seed=seed, **hyperparameters, **extra)
     return rk.Experiment(
         policy=agent,
         env=env,
@@ -130,93 +127,22 @@ def _experiment(p: DistributionalParams, s: RecipeSeeds, env: object, agent: rk.
 @rk.experiment
 def C51_CartPole(seed: int = 0, p: DistributionalParams = C51_CARTPOLE) -> rk.Experiment:
     """C51 (51 atoms on [-100, 100]) on CartPole-v1, DQN's zoo settings, 80k steps."""
-    require_torch("the distributional recipes")
-    from rlkit.approximators.distributional import categorical_network
-
-    s = RecipeSeeds.of(seed)
-    env = gym_env(p.env, s.env, p.n_envs)
-    net = categorical_network(
-        env.state_space, env.action_space, p.hidden, n_atoms=p.n_atoms, seed=s.network
-    )
-    q = _approximator(net, p)
-    learner = rk.C51Learner(
-        q,
-        n_atoms=p.n_atoms,
-        v_min=p.v_min,
-        v_max=p.v_max,
-        target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-        sampler=replay_sampler(p, s.sampler),
-        controller=zoo_controller(p),
-        gamma=p.gamma,
-    )
-    replay = rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space)
-    agent = rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), replay)
-    return _experiment(p, s, env, agent)
+    return _one_line("C51", seed, p, n_atoms=p.n_atoms, v_min=p.v_min, v_max=p.v_max)
 
 
 @rk.experiment
 def IQN_CartPole(seed: int = 0, p: DistributionalParams = IQN_CARTPOLE) -> rk.Experiment:
     """IQN (N = N' = 64, K = 32) on CartPole-v1, DQN's zoo settings, MLP 128-128, 80k steps."""
-    require_torch("the distributional recipes")
-    from rlkit.approximators.distributional import iqn_network
-
-    s = RecipeSeeds.of(seed)
-    learner_seed, network_seed = s.network.spawn(2)
-    env = gym_env(p.env, s.env, p.n_envs)
-    net = iqn_network(
-        env.state_space, env.action_space, p.hidden, n_cos=p.n_cos, n_acting=p.n_acting,
-        seed=network_seed,
+    return _one_line(
+        "IQN", seed, p, n_tau=p.n_tau, n_tau_target=p.n_tau_target, n_acting=p.n_acting,
+        n_cos=p.n_cos, kappa=p.kappa,
     )  # fmt: skip
-    q = _approximator(net, p)
-    learner = rk.IQNLearner(
-        q,
-        n_tau=p.n_tau,
-        n_tau_target=p.n_tau_target,
-        kappa=p.kappa,
-        target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-        sampler=replay_sampler(p, s.sampler),
-        controller=zoo_controller(p),
-        gamma=p.gamma,
-        seed=learner_seed,
-    )
-    replay = rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space)
-    agent = rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), replay)
-    return _experiment(p, s, env, agent)
 
 
 @rk.experiment
 def Rainbow_CartPole(seed: int = 0, p: DistributionalParams = RAINBOW_CARTPOLE) -> rk.Experiment:
     """Rainbow (C51, double, dueling, noisy, 3-step, prioritized) on CartPole-v1, 80k steps."""
-    require_torch("the distributional recipes")
-    from rlkit.approximators.distributional import categorical_network
-
-    s = RecipeSeeds.of(seed)
-    noise_seed, network_seed = s.network.spawn(2)
-    env = gym_env(p.env, s.env, p.n_envs)
-    net = categorical_network(
-        env.state_space, env.action_space, p.hidden, n_atoms=p.n_atoms, dueling=True,
-        noisy=True, sigma0=p.sigma0, seed=network_seed,
+    return _one_line(
+        "Rainbow", seed, p, n_atoms=p.n_atoms, v_min=p.v_min, v_max=p.v_max, sigma0=p.sigma0,
+        alpha=p.alpha, beta=p.beta, beta_end=1.0,
     )  # fmt: skip
-    q = _approximator(net, p)
-    learner = rk.RainbowLearner(
-        q,
-        n_atoms=p.n_atoms,
-        v_min=p.v_min,
-        v_max=p.v_max,
-        target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-        sampler=replay_sampler(p, s.sampler),
-        controller=zoo_controller(p),
-        gamma=p.gamma,
-        seed=noise_seed,
-    )
-    replay = rk.PrioritizedCircularArraySARTTrajectory(
-        p.buffer_size,
-        env.state_space,
-        env.action_space,
-        alpha=p.alpha,
-        beta=p.beta,
-        beta_end=1.0,
-        beta_steps=max(p.n_gradient_steps, 1),
-    )
-    agent = rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), replay)
-    return _experiment(p, s, env, agent)

@@ -20,6 +20,12 @@ evaluated best (``rk.EvaluationHook(..., restore_best=True)``, ties going to the
 DQN's greedy performance on CartPole swings between 500 and about 100 from one evaluation to
 the next late in training, so the final parameters are a lottery; the kept ones are not.
 
+The recipes build their agents with the library's one-liners, ``rk.DQN.agent(env, seed=seed,
+**agent_hyperparameters(p))`` (``rk.PrioritizedDQN``, ``rk.QRDQN``;
+``rlkit/learners/value_based/agents.py``), so the one-liner with a recipe's parameters on its
+environment learns the recipe's parameters; ``BasicDQN_CartPole`` composes its agent from the
+same parts (``rlkit/learners/value_based/agent_parts.py``).
+
 Every generator (environment, explorer, replay sampler, network initialisation) is derived from
 the recipe's ``seed`` with ``numpy.random.SeedSequence``; the network is initialised from a local
 ``torch.Generator`` (``q_network(..., seed=...)``), so nothing depends on torch's global random
@@ -36,7 +42,7 @@ so the recipes are listed without it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,7 +50,8 @@ import numpy as np
 import rlkit as rk
 from rlkit.core import checks
 from rlkit.core.optional import require_torch
-from rlkit.core.seeding import int_seed, spawn_seeds
+from rlkit.core.seeding import int_seed
+from rlkit.learners.value_based.warmup_explorer import RandomWarmupEpsilonGreedy
 
 from .params import check_device, check_hidden
 
@@ -64,34 +71,6 @@ __all__ = [
     "zoo_experiment",
     "best_policy_evaluation",
 ]
-
-
-class RandomWarmupEpsilonGreedy(rk.EpsilonGreedyExplorer):
-    """Epsilon-greedy whose first ``random_steps`` calls act uniformly at random (epsilon 1),
-    while the schedule itself still counts from the first call: Stable-Baselines3's
-    ``learning_starts`` warm-up (``OffPolicyAlgorithm._sample_action``), during which actions are
-    sampled from the action space whatever the epsilon schedule says.
-
-    Example:
-        >>> e = RandomWarmupEpsilonGreedy(
-        ...     0.1, random_steps=5, kind="linear", decay_steps=10, seed=0)
-        >>> [round(e.epsilon_at(t), 2) for t in (0, 4, 5, 10)]
-        [1.0, 1.0, 0.55, 0.1]
-    """
-
-    def __init__(self, epsilon: float = 0.1, *, random_steps: int = 0, **kwargs: Any) -> None:
-        super().__init__(epsilon, **kwargs)
-        self.random_steps = checks.non_negative_int(
-            "RandomWarmupEpsilonGreedy", "random_steps", random_steps
-        )
-
-    def __repr__(self) -> str:
-        base = super().__repr__().removeprefix("EpsilonGreedyExplorer(")
-        return f"{type(self).__name__}({base[:-1]}, random_steps={self.random_steps})"
-
-    def epsilon_at(self, step: int) -> float:
-        """Epsilon after ``step`` calls: 1 during the first ``random_steps`` calls."""
-        return 1.0 if step < self.random_steps else super().epsilon_at(step)
 
 
 @dataclass(frozen=True)
@@ -228,26 +207,30 @@ BASIC_CARTPOLE = DQNParams(
 # ---- shared builders ----
 
 
-@dataclass(frozen=True)
+def _library() -> Any:
+    """The library's DQN-family building blocks (``rlkit/learners/value_based/agent_parts.py``),
+    imported when a recipe is built (they import torch)."""
+    require_torch("the DQN-family recipes")
+    from rlkit.learners.value_based import agent_parts
+
+    return agent_parts
+
+
 class RecipeSeeds:
     """The recipe seed's children, one per generator: environment, explorer, replay sampler,
-    network initialisation, evaluation (``numpy.random.SeedSequence.spawn``).
+    network initialisation, evaluation: the library's ``DQNSeeds``
+    (``rlkit/learners/value_based/agent_parts.py``), so ``rk.DQN.agent(env, seed=seed)`` draws
+    the recipe's generators.
 
     Example:
         >>> RecipeSeeds.of(0).env.spawn_key
         (0,)
     """
 
-    env: np.random.SeedSequence
-    explorer: np.random.SeedSequence
-    sampler: np.random.SeedSequence
-    network: np.random.SeedSequence
-    evaluation: np.random.SeedSequence
-
-    @classmethod
-    def of(cls, seed: int) -> RecipeSeeds:
-        """The five children of ``seed``."""
-        return cls(*spawn_seeds(seed, 5))
+    @staticmethod
+    def of(seed: int) -> Any:
+        """The five children of ``seed`` (a ``DQNSeeds``)."""
+        return _library().DQNSeeds.of(seed)
 
 
 def gym_env(
@@ -262,14 +245,8 @@ def gym_env(
 
 
 def adam(params: Any, lr: float, eps: float = 1e-8) -> Any:
-    """Adam, fused into one kernel per step where torch supports it (the same algorithm as
-    ``torch.optim.Adam``'s default implementation, about twice as fast for small networks)."""
-    torch = require_torch("adam")
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, eps=eps, fused=True)
-    except (RuntimeError, TypeError, ValueError):  # an older torch or an unsupported device
-        return torch.optim.Adam(params, lr=lr, eps=eps)
+    """Adam, fused where torch supports it (the library's ``agent_parts.adam``)."""
+    return _library().adam(params, lr, eps)
 
 
 def q_approximator(
@@ -280,33 +257,23 @@ def q_approximator(
     n_quantiles: int | None = None,
 ) -> rk.NeuralNetworkApproximator:
     """A ReLU MLP of ``p.hidden`` layers (one value per action, or ``n_quantiles`` per action)
-    initialised from ``seed``, trained by Adam with ``p``'s rate, epsilon and clipping."""
-    require_torch("the DQN-family recipes")
-    from rlkit.approximators.neural import q_network
-
-    net = q_network(env.state_space, env.action_space, p.hidden, n_quantiles=n_quantiles, seed=seed)
-    return rk.NeuralNetworkApproximator(
-        net,
-        lambda params: adam(params, lr=p.lr, eps=p.adam_eps),
-        device=p.device,
-        max_grad_norm=p.max_grad_norm,
-    )
+    initialised from ``seed``, trained by Adam with ``p``'s rate, epsilon and clipping (the
+    library's ``agent_parts.q_approximator``, which ``rk.DQN.agent`` builds with)."""
+    return _library().q_approximator(env, p, seed, n_quantiles=n_quantiles)
 
 
 def replay_sampler(p: DQNParams, seed: np.random.SeedSequence) -> Any:
-    """Batches of ``p.batch_size`` transitions (``p.n_step``-step returns when above 1)."""
-    if p.n_step > 1:
-        return rk.NStepBatchSampler(p.batch_size, p.n_step, p.gamma, seed=seed)
-    return rk.BatchSampler(p.batch_size, seed=seed)
+    """Batches of ``p.batch_size`` transitions (``p.n_step``-step returns when above 1): the
+    library's ``agent_parts.replay_sampler``."""
+    return _library().replay_sampler(p, seed)
 
 
 def zoo_controller(p: DQNParams) -> rk.InsertSampleRatioController:
     """``p.gradient_steps`` gradient steps every ``p.train_freq`` steps once the replay holds
     ``p.learning_starts`` transitions and at least one batch (Stable-Baselines3 would sample a
-    batch with replacement from fewer; this only matters for Acrobot's learning_starts=0)."""
-    return rk.InsertSampleRatioController(
-        max(p.learning_starts, p.batch_size), p.train_freq, p.gradient_steps
-    )
+    batch with replacement from fewer; this only matters for Acrobot's learning_starts=0): the
+    library's ``agent_parts.replay_controller``."""
+    return _library().replay_controller(p)
 
 
 def zoo_explorer(
@@ -318,17 +285,21 @@ def zoo_explorer(
 ) -> RandomWarmupEpsilonGreedy:
     """Epsilon from ``p.exploration_initial_eps`` (1) to ``p.exploration_final_eps``, linearly
     over ``exploration_fraction * total_steps`` steps (``schedule="linear"``) or exponentially
-    with that time constant
-    (``"exp"``); with ``random_warmup`` the first ``learning_starts`` actions are uniformly
-    random (Stable-Baselines3)."""
-    return RandomWarmupEpsilonGreedy(
-        p.exploration_final_eps,
-        random_steps=p.learning_starts if random_warmup else 0,
-        kind=schedule,
-        epsilon_start=p.exploration_initial_eps,
-        decay_steps=max(int(p.exploration_fraction * p.total_steps), 1),
-        seed=seed,
-    )
+    with that time constant (``"exp"``); with ``random_warmup`` the first ``learning_starts``
+    actions are uniformly random (Stable-Baselines3): the library's
+    ``agent_parts.epsilon_explorer``."""
+    return _library().epsilon_explorer(p, seed, schedule=schedule, random_warmup=random_warmup)
+
+
+def agent_hyperparameters(p: DQNParams) -> dict[str, Any]:
+    """The recipe's parameters as the one-line agents take them (``rk.DQN.agent(env, seed=seed,
+    **agent_hyperparameters(p))``): every field but ``n_envs`` (the environment's).
+
+    Example:
+        >>> agent_hyperparameters(CARTPOLE)["target_update_interval"]
+        10
+    """
+    return {f.name: getattr(p, f.name) for f in fields(DQNParams) if f.name != "n_envs"}
 
 
 EVAL_EPISODES = 5  # rl-baselines3-zoo's default n_eval_episodes
@@ -371,108 +342,43 @@ def zoo_experiment(
 @rk.experiment
 def DQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
     """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
-    return _dqn("CartPole-v1", p, RecipeSeeds.of(seed))
+    return _one_line("DQN", "CartPole-v1", p, seed)
 
 
 @rk.experiment
 def DQN_Acrobot(seed: int = 0, p: DQNParams = ACROBOT) -> rk.Experiment:
     """DQN on Acrobot-v1 with rl-baselines3-zoo's hyperparameters (100k steps, MLP 256-256)."""
-    return _dqn("Acrobot-v1", p, RecipeSeeds.of(seed))
+    return _one_line("DQN", "Acrobot-v1", p, seed)
 
 
 @rk.experiment
 def DQN_MountainCar(seed: int = 0, p: DQNParams = MOUNTAIN_CAR) -> rk.Experiment:
     """DQN on MountainCar-v0 with rl-baselines3-zoo's hyperparameters (120k steps)."""
-    return _dqn("MountainCar-v0", p, RecipeSeeds.of(seed))
+    return _one_line("DQN", "MountainCar-v0", p, seed)
 
 
-def _dqn(env_id: str, p: DQNParams, s: RecipeSeeds) -> rk.Experiment:
-    """DQN (target network, Huber loss) on ``env_id``: the three ``DQN_*`` recipes."""
+def _one_line(algorithm: str, env_id: str, p: DQNParams, seed: int, **extra: Any) -> rk.Experiment:
+    """``rk.<algorithm>.agent(env, seed=seed, **p's hyperparameters, **extra)`` trained on
+    ``env_id`` (seeded from the seed's first child) as :func:`zoo_experiment`."""
+    s = RecipeSeeds.of(seed)
     env = gym_env(env_id, s.env, p.n_envs)
-    q = q_approximator(env, p, s.network)
-    return zoo_experiment(
-        p,
-        s,
-        env,
-        rk.Agent(
-            rk.QBasedPolicy(
-                rk.DQNLearner(
-                    q,
-                    target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-                    sampler=replay_sampler(p, s.sampler),
-                    controller=zoo_controller(p),
-                    gamma=p.gamma,
-                    compile=p.compile,
-                ),
-                zoo_explorer(p, s.explorer),
-            ),
-            rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space),
-        ),
-    )
+    one_liner = getattr(rk, algorithm)
+    agent = one_liner.agent(env, seed=seed, **agent_hyperparameters(p), **extra)
+    return zoo_experiment(p, s, env, agent)
 
 
 @rk.experiment
 def PrioritizedDQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
     """Double DQN on prioritized replay (alpha 0.6, beta 0.4 -> 1) on CartPole-v1, zoo settings."""
-    s = RecipeSeeds.of(seed)
-    env = gym_env("CartPole-v1", s.env, p.n_envs)
-    q = q_approximator(env, p, s.network)
-    return zoo_experiment(
-        p,
-        s,
-        env,
-        rk.Agent(
-            rk.QBasedPolicy(
-                rk.PrioritizedDQNLearner(
-                    q,
-                    target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-                    double=True,
-                    sampler=replay_sampler(p, s.sampler),
-                    controller=zoo_controller(p),
-                    gamma=p.gamma,
-                    compile=p.compile,
-                ),
-                zoo_explorer(p, s.explorer),
-            ),
-            rk.PrioritizedCircularArraySARTTrajectory(
-                p.buffer_size,
-                env.state_space,
-                env.action_space,
-                alpha=0.6,
-                beta=0.4,
-                beta_end=1.0,
-                beta_steps=max(p.n_gradient_steps, 1),
-            ),
-        ),
+    return _one_line(
+        "PrioritizedDQN", "CartPole-v1", p, seed, double=True, alpha=0.6, beta=0.4, beta_end=1.0
     )
 
 
 @rk.experiment
 def QRDQN_CartPole(seed: int = 0, p: DQNParams = QRDQN_CARTPOLE) -> rk.Experiment:
     """QR-DQN (10 quantiles) on CartPole-v1 with rl-baselines3-zoo's (sb3-contrib) settings."""
-    s = RecipeSeeds.of(seed)
-    env = gym_env("CartPole-v1", s.env, p.n_envs)
-    q = q_approximator(env, p, s.network, n_quantiles=10)
-    return zoo_experiment(
-        p,
-        s,
-        env,
-        rk.Agent(
-            rk.QBasedPolicy(
-                rk.QRDQNLearner(
-                    q,
-                    n_quantiles=10,
-                    target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-                    sampler=replay_sampler(p, s.sampler),
-                    controller=zoo_controller(p),
-                    gamma=p.gamma,
-                    compile=p.compile,
-                ),
-                zoo_explorer(p, s.explorer),
-            ),
-            rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space),
-        ),
-    )
+    return _one_line("QRDQN", "CartPole-v1", p, seed, n_quantiles=10)
 
 
 @rk.experiment

@@ -196,6 +196,10 @@ _LAZY: dict[str, str] = {
     "C51Learner": "rlkit.learners.value_based.c51",
     "IQNLearner": "rlkit.learners.value_based.iqn",
     "RainbowLearner": "rlkit.learners.value_based.rainbow",
+    # the DQN family in one line: rk.DQN.agent(env, seed=0, **hyperparameters)
+    **dict.fromkeys(["DQN", "QRDQN", "PrioritizedDQN"], "rlkit.learners.value_based.agents"),
+    **dict.fromkeys(["C51", "IQN", "Rainbow"], "rlkit.learners.value_based.distributional_agents"),
+    "RandomWarmupEpsilonGreedy": "rlkit.learners.value_based.warmup_explorer",
     # trajectories
     "VectorSARTTrajectory": "rlkit.trajectories.episodic",
     "CircularArraySARTTrajectory": "rlkit.trajectories.circular",

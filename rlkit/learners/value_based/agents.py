@@ -1,0 +1,309 @@
+"""``rk.DQN``, ``rk.QRDQN`` and ``rk.PrioritizedDQN``: a DQN-family agent in one line,
+``rk.DQN.agent(env, seed=0, **hyperparameters)``, as ``rk.PPO.agent`` and ``rk.SAC.agent``.
+
+The agent is the seven objects a DQN-family run composes: the Q-network's approximator (an MLP
+trained by Adam), the learner, its target network, the replay sampler, the replay controller
+(when to learn), the explorer (epsilon-greedy with a random warm-up) and the replay, built by
+:mod:`.agent_parts` from the algorithm's hyperparameters (:mod:`.dqn_hyperparameters`,
+Stable-Baselines3's defaults where none is given) and from the children of ``seed``
+(:class:`~rlkit.learners.value_based.agent_parts.DQNSeeds`). The recipes (``experiments/dqn.py``)
+build their agents through the same code, so ``rk.DQN.agent(env, seed=s, **recipe_parameters)``
+on the recipe's environment learns the recipe's parameters bit for bit.
+
+Differences from Stable-Baselines3 (see ``experiments/dqn.py``): ``train_freq``, ``learning_starts``
+and ``target_update_interval`` count transitions, also with a vector env (SB3 counts vector
+steps for ``train_freq``); training starts once the replay holds one batch; ``tau`` below 1
+needs ``target_update_interval=1``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from ...approximators.cnn import is_image_space
+from ...approximators.neural import NeuralNetworkApproximator
+from ...core.checks import non_negative_int
+from ...policies.agent import Agent
+from ...policies.q_based import QBasedPolicy
+from ...trajectories.circular import CircularArraySARTTrajectory
+from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
+from .agent_parts import (
+    DQNSeeds,
+    epsilon_explorer,
+    q_approximator,
+    replay_controller,
+    replay_sampler,
+    target_network,
+)
+from .dqn import DQNLearner
+from .dqn_hyperparameters import (
+    DQNHyperparameters,
+    PrioritizedDQNHyperparameters,
+    QRDQNHyperparameters,
+    ValueBasedHyperparameters,
+)
+from .prioritized import PrioritizedDQNLearner
+from .qr_dqn import QRDQNLearner
+
+__all__ = ["ValueBasedAgent", "DQN", "QRDQN", "PrioritizedDQN", "check_env_spaces"]
+
+
+def check_env_spaces(owner: str, env: Any) -> None:
+    """Refuse an env a DQN-family MLP agent cannot act in, naming ``owner`` and the space: not
+    an rlkit environment, actions not ``Discrete``, observations not a (non-image) ``Box``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> check_env_spaces("DQN", rk.GymEnv("Pendulum-v1"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        TypeError: DQN: needs a Discrete action space, got Box(-2.0, 2.0, (1,), float32); ...
+    """
+    if not hasattr(env, "state_space") or not hasattr(env, "action_space"):
+        raise TypeError(
+            f"{owner}: env must be an rlkit environment (rk.GymEnv or rk.VectorGymEnv), got "
+            f"{type(env).__name__}: {env!r}; wrap it, e.g. rk.GymEnv('CartPole-v1', seed=0)"
+        )
+    if not isinstance(env.action_space, gym.spaces.Discrete):
+        raise TypeError(
+            f"{owner}: needs a Discrete action space, got {env.action_space}; for continuous "
+            f"actions use rk.SAC.agent(env) or rk.TD3.agent(env)"
+        )
+    space = env.state_space
+    if not isinstance(space, gym.spaces.Box):
+        raise TypeError(
+            f"{owner}: needs a Box observation space (arrays of numbers), got {space}; one-hot "
+            f"encode discrete observations, or use a tabular learner (rk.TDLearner)"
+        )
+    if is_image_space(space):
+        raise ValueError(
+            f"{owner}: the observation space {space} holds images; the one-line agents build an "
+            f"MLP, for images use the image recipes (experiments/images.py, a CNN)"
+        )
+
+
+class ValueBasedAgent:
+    """Base of the one-line DQN-family agents: ``X.agent(env, seed=0, **hyperparameters)``.
+
+    A subclass names its hyperparameters' dataclass (``hyperparameters``) and says how its
+    network, learner and replay are built (:meth:`approximator`, :meth:`learner`,
+    :meth:`replay`); the explorer is epsilon-greedy with a random warm-up for every one.
+    ``X.defaults()`` lists the hyperparameters and their defaults.
+
+    Example:
+        >>> import rlkit as rk
+        >>> rk.DQN.defaults()["target_update_interval"], rk.QRDQN.defaults()["n_quantiles"]
+        (10000, 200)
+    """
+
+    name: ClassVar[str] = "ValueBasedAgent"
+    hyperparameters: ClassVar[type[ValueBasedHyperparameters]] = DQNHyperparameters
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            f"{self.name} is not instantiated: build an agent with "
+            f"rk.{self.name}.agent(env, seed=0, **hyperparameters)"
+        )
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The hyperparameters and their default values."""
+        return dataclasses.asdict(cls.hyperparameters())
+
+    @classmethod
+    def agent(
+        cls, env: Any, *, seed: int | np.random.SeedSequence = 0, **hyperparameters: Any
+    ) -> Agent:
+        """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
+        ``Box`` observations), inside ``rk.QBasedPolicy`` with its explorer, paired with its
+        replay as an ``rk.Agent``. ``hyperparameters`` override the defaults (an unknown name or
+        a bad value is refused, naming it). ``seed``: a non-negative integer, or a numpy
+        ``SeedSequence`` (its next five children are spawned: :class:`DQNSeeds`)."""
+        hp = cls.hyperparameters.of(cls.name, hyperparameters)
+        check_env_spaces(cls.name, env)
+        if not isinstance(seed, np.random.SeedSequence):
+            seed = non_negative_int(cls.name, "seed", seed)
+        seeds = DQNSeeds.of(seed)
+        learner = cls.build_learner(env, hp, seeds)
+        policy = QBasedPolicy(learner, epsilon_explorer(hp, seeds.explorer))
+        return Agent(policy, cls.replay(env, hp))
+
+    @classmethod
+    def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> Any:
+        """The network's approximator (initialised from ``seeds.network``) and its learner
+        (sampling with ``seeds.sampler``)."""
+        return cls.learner(cls.approximator(env, hp, seeds.network), hp, seeds.sampler)
+
+    @classmethod
+    def approximator(
+        cls, env: Any, hp: Any, seed: np.random.SeedSequence
+    ) -> NeuralNetworkApproximator:
+        """The Q-network's approximator: one value per action."""
+        return q_approximator(env, hp, seed)
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> Any:
+        """The learner of ``q`` (``seed``: its own generator's, for those that have one)."""
+        raise NotImplementedError
+
+    @classmethod
+    def replay(cls, env: Any, hp: Any) -> Any:
+        """The replay: ``buffer_size`` transitions, the oldest overwritten."""
+        return CircularArraySARTTrajectory(hp.buffer_size, env.state_space, env.action_space)
+
+
+class DQN(ValueBasedAgent):
+    """DQN (Mnih et al. 2015) in one line: ``rk.DQN.agent(env, seed=0, **hyperparameters)``, a
+    :class:`~rlkit.DQNLearner` (target network, Huber loss) with Stable-Baselines3's defaults
+    (:class:`~rlkit.learners.value_based.dqn_hyperparameters.DQNHyperparameters`: ``lr`` 1e-4,
+    ``buffer_size`` 1e6, ``learning_starts`` 100, ``batch_size`` 32, ``gamma`` 0.99,
+    ``train_freq`` 4, ``gradient_steps`` 1, ``target_update_interval`` 10,000, epsilon 1 ->
+    0.05 over the first 10% of ``total_steps``, ``max_grad_norm`` 10, ``hidden`` (64, 64)),
+    plus ``n_step``, ``double``, ``loss``, ``adam_eps``, ``device`` and ``compile``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.DQN.agent(env, seed=0)
+        >>> agent.policy.learner
+        DQNLearner(NeuralNetworkApproximator(...), gamma=0.99, double=False, loss='huber', target=TargetNetwork(Sequential, sync_every=10000))
+        >>> small = rk.DQN.agent(env, seed=0, learning_starts=50, total_steps=200)
+        >>> _ = rk.run(small, env, rk.StopAfterNSteps(200))
+        >>> small.policy.learner.gradient_steps  # every 4th step after the 50 random ones
+        38
+    """  # noqa: E501
+
+    name = "DQN"
+    hyperparameters = DQNHyperparameters
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> DQNLearner:
+        """A :class:`~rlkit.DQNLearner` of ``q``."""
+        return DQNLearner(
+            q,
+            target=target_network(q, hp),
+            double=hp.double,
+            loss=hp.loss,
+            sampler=replay_sampler(hp, sampler_seed),
+            controller=replay_controller(hp),
+            gamma=hp.gamma,
+            compile=hp.compile,
+        )
+
+
+class PrioritizedDQN(ValueBasedAgent):
+    """Double DQN on prioritized replay (Schaul et al. 2016) in one line:
+    ``rk.PrioritizedDQN.agent(env, seed=0, **hyperparameters)``, a
+    :class:`~rlkit.PrioritizedDQNLearner` on an ``rk.PrioritizedCircularArraySARTTrajectory``
+    with ``alpha`` 0.6 and ``beta`` 0.4 -> ``beta_end`` 1 over the run's gradient steps (the
+    ``PrioritizedDQN_CartPole`` recipe's), the rest DQN's (``rk.DQN``, Stable-Baselines3's
+    defaults) with ``double=True``.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.PrioritizedDQN.agent(env, seed=0, learning_starts=50, total_steps=200)
+        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(200))
+        >>> agent.policy.learner.double, agent.policy.learner.gradient_steps
+        (True, 38)
+    """
+
+    name = "PrioritizedDQN"
+    hyperparameters = PrioritizedDQNHyperparameters
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> PrioritizedDQNLearner:
+        """A :class:`~rlkit.PrioritizedDQNLearner` of ``q``."""
+        return PrioritizedDQNLearner(
+            q,
+            target=target_network(q, hp),
+            double=hp.double,
+            loss=hp.loss,
+            sampler=replay_sampler(hp, sampler_seed),
+            controller=replay_controller(hp),
+            gamma=hp.gamma,
+            compile=hp.compile,
+        )
+
+    @classmethod
+    def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps."""
+        return PrioritizedCircularArraySARTTrajectory(
+            hp.buffer_size,
+            env.state_space,
+            env.action_space,
+            alpha=hp.alpha,
+            beta=hp.beta,
+            beta_end=hp.beta_end,
+            beta_steps=max(hp.n_gradient_steps, 1),
+        )
+
+
+class QRDQN(ValueBasedAgent):
+    """QR-DQN (Dabney et al. 2018) in one line: ``rk.QRDQN.agent(env, seed=0,
+    **hyperparameters)``, a :class:`~rlkit.QRDQNLearner` with SB3-contrib's defaults
+    (:class:`~rlkit.learners.value_based.dqn_hyperparameters.QRDQNHyperparameters`:
+    ``n_quantiles`` 200, ``lr`` 5e-5, epsilon 1 -> 0.01 over 0.5% of ``total_steps``, no
+    gradient clipping, Adam's epsilon ``0.01 / batch_size``; the rest DQN's).
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.QRDQN.agent(env, seed=0, n_quantiles=10, learning_starts=50)
+        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> agent.policy.learner.n_quantiles, agent.policy.learner.gradient_steps
+        (10, 13)
+    """
+
+    name = "QRDQN"
+    hyperparameters = QRDQNHyperparameters
+
+    @classmethod
+    def approximator(
+        cls, env: Any, hp: Any, seed: np.random.SeedSequence
+    ) -> NeuralNetworkApproximator:
+        """The quantile network's approximator: ``n_quantiles`` values per action."""
+        return q_approximator(env, hp, seed, n_quantiles=hp.n_quantiles)
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> QRDQNLearner:
+        """A :class:`~rlkit.QRDQNLearner` of ``q``."""
+        return QRDQNLearner(
+            q,
+            n_quantiles=hp.n_quantiles,
+            kappa=hp.kappa,
+            target=target_network(q, hp),
+            double=hp.double,
+            sampler=replay_sampler(hp, sampler_seed),
+            controller=replay_controller(hp),
+            gamma=hp.gamma,
+            compile=hp.compile,
+        )

@@ -1,0 +1,214 @@
+"""``rk.C51``, ``rk.IQN`` and ``rk.Rainbow``: the distributional learners in one line,
+``rk.C51.agent(env, seed=0, **hyperparameters)``, built as ``rk.DQN.agent`` (:mod:`.agents`:
+the same seed's children, explorer, replay sampler and controller), each with its own network
+(``rlkit/approximators/distributional.py``) and learner. The recipes of
+``experiments/distributional.py`` build their agents through them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...approximators.distributional import categorical_network, iqn_network
+from ...approximators.neural import NeuralNetworkApproximator
+from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
+from .agent_parts import (
+    DQNSeeds,
+    network_approximator,
+    replay_controller,
+    replay_sampler,
+    target_network,
+)
+from .agents import ValueBasedAgent
+from .c51 import C51Learner
+from .dqn_hyperparameters import C51Hyperparameters, IQNHyperparameters, RainbowHyperparameters
+from .iqn import IQNLearner
+from .rainbow import RainbowLearner
+
+__all__ = ["C51", "IQN", "Rainbow"]
+
+
+class C51(ValueBasedAgent):
+    """C51 (Bellemare et al. 2017) in one line: ``rk.C51.agent(env, seed=0,
+    **hyperparameters)``, a :class:`~rlkit.C51Learner` on a categorical MLP with
+    :class:`~rlkit.learners.value_based.dqn_hyperparameters.C51Hyperparameters` (51 atoms on
+    ``[-100, 100]``, the rest Stable-Baselines3's DQN defaults).
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.C51.agent(env, seed=0, learning_starts=50, hidden=(32,))
+        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> agent.policy.learner.n_atoms, agent.policy.learner.gradient_steps
+        (51, 13)
+    """
+
+    name = "C51"
+    hyperparameters = C51Hyperparameters
+
+    @classmethod
+    def approximator(
+        cls, env: Any, hp: Any, seed: np.random.SeedSequence
+    ) -> NeuralNetworkApproximator:
+        """The categorical network: ``n_atoms`` logits per action."""
+        net = categorical_network(
+            env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, seed=seed
+        )
+        return network_approximator(net, hp)
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> C51Learner:
+        """A :class:`~rlkit.C51Learner` of ``q``."""
+        return C51Learner(
+            q,
+            n_atoms=hp.n_atoms,
+            v_min=hp.v_min,
+            v_max=hp.v_max,
+            target=target_network(q, hp),
+            double=hp.double,
+            sampler=replay_sampler(hp, sampler_seed),
+            controller=replay_controller(hp),
+            gamma=hp.gamma,
+        )
+
+
+class IQN(ValueBasedAgent):
+    """IQN (Dabney et al. 2018) in one line: ``rk.IQN.agent(env, seed=0, **hyperparameters)``,
+    an :class:`~rlkit.IQNLearner` with
+    :class:`~rlkit.learners.value_based.dqn_hyperparameters.IQNHyperparameters` (Dopamine's
+    fractions, the rest Stable-Baselines3's DQN defaults). The network's seed and the learner's
+    (its sampled fractions) are the two children of the seed's network child.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.IQN.agent(env, seed=0, learning_starts=50, hidden=(32,), n_tau=8,
+        ...                      n_tau_target=8)
+        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> agent.policy.learner.n_tau, agent.policy.learner.gradient_steps
+        (8, 13)
+    """
+
+    name = "IQN"
+    hyperparameters = IQNHyperparameters
+
+    @classmethod
+    def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> IQNLearner:
+        """The network (from the second child of ``seeds.network``) and its learner (whose
+        fractions are drawn from the first)."""
+        learner_seed, network_seed = seeds.network.spawn(2)
+        return cls.learner(cls.approximator(env, hp, network_seed), hp, seeds.sampler, learner_seed)
+
+    @classmethod
+    def approximator(
+        cls, env: Any, hp: Any, seed: np.random.SeedSequence
+    ) -> NeuralNetworkApproximator:
+        """The IQN network (cosine embedding of the fractions)."""
+        net = iqn_network(
+            env.state_space, env.action_space, hp.hidden, n_cos=hp.n_cos, n_acting=hp.n_acting,
+            seed=seed,
+        )  # fmt: skip
+        return network_approximator(net, hp)
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> IQNLearner:
+        """An :class:`~rlkit.IQNLearner` of ``q``."""
+        return IQNLearner(
+            q,
+            n_tau=hp.n_tau,
+            n_tau_target=hp.n_tau_target,
+            kappa=hp.kappa,
+            target=target_network(q, hp),
+            double=hp.double,
+            sampler=replay_sampler(hp, sampler_seed),
+            controller=replay_controller(hp),
+            gamma=hp.gamma,
+            seed=seed,
+        )
+
+
+class Rainbow(ValueBasedAgent):
+    """Rainbow (Hessel et al. 2018) in one line: ``rk.Rainbow.agent(env, seed=0,
+    **hyperparameters)``, a :class:`~rlkit.RainbowLearner` (C51, double, 3-step returns) on a
+    categorical network with a dueling head of noisy streams and a prioritized replay, with
+    :class:`~rlkit.learners.value_based.dqn_hyperparameters.RainbowHyperparameters`. The noise's
+    seed and the network's are the two children of the seed's network child.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> agent = rk.Rainbow.agent(env, seed=0, learning_starts=50, hidden=(32,))
+        >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
+        >>> agent.policy.learner.double, agent.policy.learner.gradient_steps
+        (True, 13)
+    """
+
+    name = "Rainbow"
+    hyperparameters = RainbowHyperparameters
+
+    @classmethod
+    def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> RainbowLearner:
+        """The network (from the second child of ``seeds.network``) and its learner (whose
+        noise is drawn from the first)."""
+        noise_seed, network_seed = seeds.network.spawn(2)
+        return cls.learner(cls.approximator(env, hp, network_seed), hp, seeds.sampler, noise_seed)
+
+    @classmethod
+    def approximator(
+        cls, env: Any, hp: Any, seed: np.random.SeedSequence
+    ) -> NeuralNetworkApproximator:
+        """The categorical network with a dueling head of noisy streams."""
+        net = categorical_network(
+            env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, dueling=True,
+            noisy=True, sigma0=hp.sigma0, seed=seed,
+        )  # fmt: skip
+        return network_approximator(net, hp)
+
+    @classmethod
+    def learner(
+        cls,
+        q: NeuralNetworkApproximator,
+        hp: Any,
+        sampler_seed: np.random.SeedSequence,
+        seed: np.random.SeedSequence | None = None,
+    ) -> RainbowLearner:
+        """A :class:`~rlkit.RainbowLearner` of ``q``."""
+        return RainbowLearner(
+            q,
+            n_atoms=hp.n_atoms,
+            v_min=hp.v_min,
+            v_max=hp.v_max,
+            target=target_network(q, hp),
+            double=hp.double,
+            sampler=replay_sampler(hp, sampler_seed),
+            controller=replay_controller(hp),
+            gamma=hp.gamma,
+            seed=seed,
+        )
+
+    @classmethod
+    def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps."""
+        return PrioritizedCircularArraySARTTrajectory(
+            hp.buffer_size,
+            env.state_space,
+            env.action_space,
+            alpha=hp.alpha,
+            beta=hp.beta,
+            beta_end=hp.beta_end,
+            beta_steps=max(hp.n_gradient_steps, 1),
+        )
