@@ -369,8 +369,12 @@ def zoo_experiment(
 
 
 @rk.experiment
-def DQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
+def DQN_CartPole(
+    seed: int = 0, p: DQNParams = CARTPOLE, seeds: list[int] | None = None
+) -> rk.Experiment:
     """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
+    if seeds is not None:
+        return many_seeds_dqn("CartPole-v1", p, seeds, DQN_CartPole)
     return _dqn("CartPole-v1", p, RecipeSeeds.of(seed))
 
 
@@ -408,6 +412,45 @@ def _dqn(env_id: str, p: DQNParams, s: RecipeSeeds) -> rk.Experiment:
             ),
             rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space),
         ),
+    )
+
+
+def many_seeds_dqn(env_id: str, p: DQNParams, seeds: list[int], fn: Any) -> rk.Experiment:
+    """The DQN recipe ``fn`` for every seed of ``seeds`` in one process (``rk.ManySeedsDQN``):
+    each seed's env, network, sampler, controller, explorer and replay built as ``_dqn`` builds
+    them for its single run (a single ``rk.GymEnv`` becomes a block through
+    ``rk.OneEnvVector``), ``total_steps`` per seed, every seed's episode returns in
+    ``rk.TotalRewardPerSeed``. No model selection: each seed keeps its final parameters."""
+    owner = fn.__name__
+    if p.compile:
+        raise ValueError(
+            f"{owner}: compile=True and seeds=[...] together are not supported; give one"
+        )
+    blocks, policies, replays = [], [], []
+    for seed in seeds:
+        s = RecipeSeeds.of(seed)
+        env = gym_env(env_id, s.env, p.n_envs)
+        q = q_approximator(env, p, s.network)
+        learner = rk.DQNLearner(
+            q,
+            target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+            sampler=replay_sampler(p, s.sampler),
+            controller=zoo_controller(p),
+            gamma=p.gamma,
+        )
+        policies.append(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)))
+        replays.append(
+            rk.CircularArraySARTTrajectory(p.buffer_size, env.state_space, env.action_space)
+        )
+        blocks.append(env if isinstance(env, rk.VectorGymEnv) else rk.OneEnvVector(env))
+    env = rk.SeedBlocksEnv(blocks, seeds)
+    return rk.Experiment(
+        policy=rk.ManySeedsDQN.agent(env, policies, replays),
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps * len(seeds)),
+        hook=rk.TotalRewardPerSeed(),
+        description=(fn.__doc__ or "").strip(),
+        threads=1,
     )
 
 
