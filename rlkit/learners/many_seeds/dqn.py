@@ -100,9 +100,7 @@ class ManySeedsDQN(AbstractPolicy):
 
     name = "ManySeedsDQN"
 
-    def __init__(
-        self, env: Any, policies: Sequence[QBasedPolicy], *, fast: bool = True
-    ) -> None:
+    def __init__(self, env: Any, policies: Sequence[QBasedPolicy], *, fast: bool = True) -> None:
         owner = type(self).name
         blocks = getattr(env, "envs", None)
         if blocks is None or not hasattr(env, "block"):
@@ -321,8 +319,11 @@ def _settings(view: QBasedPolicy) -> dict[str, Any]:
         "double": learner.double,
         "loss": learner.loss_kind,
         "device": str(learner.device),
-        "sampler": (type(sampler).__name__, getattr(sampler, "batch_size", None),
-                    getattr(sampler, "n", None)),
+        "sampler": (
+            type(sampler).__name__,
+            getattr(sampler, "batch_size", None),
+            getattr(sampler, "n", None),
+        ),
         "controller": repr(learner.controller),
         "target": (learner.target.sync_every, learner.target.tau),
         "lr": group["lr"],

@@ -61,7 +61,9 @@ class SeedBlocksReplay(AbstractTrajectory):
         first = replays[0]
         for r in replays[1:]:
             if (r.capacity, r.state_shape, r.action_shape) != (
-                first.capacity, first.state_shape, first.action_shape
+                first.capacity,
+                first.state_shape,
+                first.action_shape,
             ):
                 raise ValueError(
                     f"SeedBlocksReplay: every seed's replay must have the same capacity and "
