@@ -12,9 +12,10 @@ the single run and for the seed inside the many-seed run. Reports wall and CPU t
 is the fairer measure on a shared machine) and their ratio many / sequential, and the load
 average before and after.
 
-Target (issue 28): ratio <= 0.4 on the CPU; every seed >= 475 as the single runs. Usage::
+Target (issue 28): ratio <= 0.4 on the CPU; every seed >= 475 as the single runs (PPO; DQN's
+final greedy return swings from one evaluation to the next, results_many_seeds.txt). Usage::
 
-    python benchmarks/many_seeds.py [--seeds 5] [--recipe PPO_CartPole] [--steps N]
+    python benchmarks/many_seeds.py [--seeds 5] [--recipe PPO_CartPole|DQN_CartPole] [--steps N]
 """
 
 from __future__ import annotations
