@@ -91,9 +91,17 @@ class ManySeedsDQN(AbstractPolicy):
     ``fast=False`` computes ``q_network``'s MLPs with ``vmap`` too (``StackedModel``).
 
     Example:
-        >>> import rlkit as rk
-        >>> exp = rk.make_experiment("DQN_CartPole", seeds=[0, 1], total_steps=64)
-        >>> many = exp.policy.policy
+        >>> import torch, rlkit as rk
+        >>> from rlkit.approximators.neural import q_network
+        >>> blocks = [rk.VectorGymEnv("CartPole-v1", 1, seed=s) for s in (0, 1)]
+        >>> def dqn(s):
+        ...     net = q_network(blocks[s].state_space, blocks[s].action_space, (8,), seed=s)
+        ...     q = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.Adam(p, lr=1e-3))
+        ...     learner = rk.DQNLearner(q, sampler=rk.BatchSampler(4, seed=s),
+        ...                             controller=rk.InsertSampleRatioController(8, 1, 1),
+        ...                             target=rk.TargetNetwork(q, sync_every=10))
+        ...     return rk.QBasedPolicy(learner, rk.EpsilonGreedyExplorer(0.1, seed=s))
+        >>> many = rk.ManySeedsDQN(rk.SeedBlocksEnv(blocks, [0, 1]), [dqn(0), dqn(1)])
         >>> many.n_seeds, type(many.seed_policy(1).learner).__name__
         (2, 'DQNLearner')
     """
@@ -387,11 +395,14 @@ def td_losses(policy: ManySeedsDQN, batch: Batch) -> tuple[torch.Tensor, dict[st
 
     Example:
         >>> import rlkit as rk
-        >>> exp = rk.make_experiment("DQN_CartPole", seeds=[0, 1], total_steps=64)
+        >>> from types import SimpleNamespace
+        >>> nets = [torch.nn.Linear(4, 2) for _ in range(2)]
+        >>> policy = SimpleNamespace(online=StackedModel(nets), target=StackedModel(nets),
+        ...                          double=False, loss_kind="mse")
         >>> batch = Batch(state=torch.zeros(2, 3, 4), action=torch.zeros(2, 3, dtype=torch.long),
         ...               reward=torch.ones(2, 3), terminal=torch.ones(2, 3),
         ...               next_state=torch.zeros(2, 3, 4), discount=0.99)
-        >>> losses, info = td_losses(exp.policy.policy, batch)
+        >>> losses, info = td_losses(policy, batch)
         >>> tuple(losses.shape), info["target"].tolist()  # terminal: y = r
         ((2,), [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
     """
