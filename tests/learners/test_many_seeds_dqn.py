@@ -168,6 +168,11 @@ def test_bad_input_is_refused():
             50, b0.state_space, b0.action_space)])  # fmt: skip
     with pytest.raises(TypeError, match="OneEnvVector: env must be a single rk.AbstractEnv"):
         rk.OneEnvVector(b0)
+    many = rk.ManySeedsDQN(env, [p0, p1])
+    state = many.state_dict()
+    other = rk.ManySeedsDQN(rk.SeedBlocksEnv([b0, b1], [0, 5]), [p0, p1])
+    with pytest.raises(ValueError, match=r"ManySeedsDQN: the checkpoint holds seeds \[0, 1\], "):
+        other.load_state_dict(state)
     env.close()
 
 
@@ -239,9 +244,11 @@ def test_the_command_line_runs_dqn_seeds_and_saves_each(tmp_path, capsys):
 
     run_dir = tmp_path / "r"
     args = ["run", "DQN_CartPole", "--seeds", "0-1", "--steps", "1100", "--logdir", str(run_dir)]
-    assert main(args) == 0
+    assert main([*args, "--checkpoint-every", "1100"]) == 0
     out = capsys.readouterr().out
     assert "DQN_CartPole (seeds 0-1)" in out and "seed 0: " in out and "seed 1: " in out
     for seed in (0, 1):
         loaded = rk.load(run_dir / f"policy-seed{seed}.rlkit")
         assert loaded.predict(np.zeros(4, np.float32)).shape == ()
+    assert main(["resume", str(run_dir)]) == 0  # finished: ends as the uninterrupted run did
+    assert "already finished" in capsys.readouterr().out

@@ -124,6 +124,8 @@ class ManySeedsDQN(AbstractPolicy):
             )
         self.views = [_checked_view(owner, p, i) for i, p in enumerate(policies)]
         _check_same(owner, self.views)
+        for view, block in zip(self.views, blocks, strict=True):
+            view.learner.check(block)  # the network fits the env; the spaces rk.save reads
         first = self.views[0].learner
         self.seeds = list(getattr(env, "seeds", range(len(blocks))))
         self.n_seeds, self.block = len(self.views), env.block
