@@ -340,8 +340,12 @@ def zoo_experiment(
 
 
 @rk.experiment
-def DQN_CartPole(seed: int = 0, p: DQNParams = CARTPOLE) -> rk.Experiment:
+def DQN_CartPole(
+    seed: int = 0, p: DQNParams = CARTPOLE, seeds: list[int] | None = None
+) -> rk.Experiment:
     """DQN on CartPole-v1 with rl-baselines3-zoo's hyperparameters (50k steps, MLP 256-256)."""
+    if seeds is not None:
+        return many_seeds_dqn("CartPole-v1", p, seeds, DQN_CartPole)
     return _one_line("DQN", "CartPole-v1", p, seed)
 
 
@@ -365,6 +369,36 @@ def _one_line(algorithm: str, env_id: str, p: DQNParams, seed: int, **extra: Any
     one_liner = getattr(rk, algorithm)
     agent = one_liner.agent(env, seed=seed, **agent_hyperparameters(p), **extra)
     return zoo_experiment(p, s, env, agent)
+
+
+def many_seeds_dqn(env_id: str, p: DQNParams, seeds: list[int], fn: Any) -> rk.Experiment:
+    """The DQN recipe ``fn`` for every seed of ``seeds`` in one process (``rk.ManySeedsDQN``):
+    each seed's env and agent (``rk.DQN.agent``: network, sampler, controller, explorer and
+    replay) built as its single run builds them (``_one_line``; a single ``rk.GymEnv`` becomes
+    a block through ``rk.OneEnvVector``), ``total_steps`` per seed, every seed's episode returns in
+    ``rk.TotalRewardPerSeed``. No model selection: each seed keeps its final parameters."""
+    owner = fn.__name__
+    if p.compile:
+        raise ValueError(
+            f"{owner}: compile=True and seeds=[...] together are not supported; give one"
+        )
+    blocks, policies, replays = [], [], []
+    for seed in seeds:
+        s = RecipeSeeds.of(seed)
+        env = gym_env(env_id, s.env, p.n_envs)
+        agent = rk.DQN.agent(env, seed=seed, **agent_hyperparameters(p))  # as _one_line
+        policies.append(agent.policy)
+        replays.append(agent.trajectory)
+        blocks.append(env if isinstance(env, rk.VectorGymEnv) else rk.OneEnvVector(env))
+    env = rk.SeedBlocksEnv(blocks, seeds)
+    return rk.Experiment(
+        policy=rk.ManySeedsDQN.agent(env, policies, replays),
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps * len(seeds)),
+        hook=rk.TotalRewardPerSeed(),
+        description=(fn.__doc__ or "").strip(),
+        threads=1,
+    )
 
 
 @rk.experiment

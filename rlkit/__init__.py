@@ -242,6 +242,9 @@ _LAZY: dict[str, str] = {
     "TRPO": "rlkit.learners.policy_gradient.trpo",
     "ES": "rlkit.learners.policy_gradient.es",
     "ManySeedsPPO": "rlkit.learners.many_seeds.ppo",
+    "ManySeedsDQN": "rlkit.learners.many_seeds.dqn",
+    "SeedBlocksReplay": "rlkit.learners.many_seeds.replay",
+    "OneEnvVector": "rlkit.learners.many_seeds.one_env",
     # continuous control: off-policy actor-critics and action noise
     "SAC": "rlkit.learners.actor_critic.sac",
     "TD3": "rlkit.learners.actor_critic.td3",

@@ -32,8 +32,9 @@ def clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return torch.zeros(0)
-    squares = torch.stack([g.reshape(g.shape[0], -1).pow(2).sum(1) for g in grads]).sum(0)
-    norms = squares.sqrt()
+    # as torch.nn.utils.clip_grad_norm_: each tensor's norm, then the norm of those norms
+    per_tensor = [torch.linalg.vector_norm(g.reshape(g.shape[0], -1), dim=1) for g in grads]
+    norms = torch.linalg.vector_norm(torch.stack(per_tensor), dim=0)
     coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(coef.reshape(-1, *([1] * (g.dim() - 1))))

@@ -35,5 +35,5 @@ def test_run_with_seeds_reports_each_seed_and_resumes(tmp_path, capsys):
 def test_bad_seeds_are_refused(capsys):
     assert main(["run", "PPO_CartPole", "--seeds", "1,1"]) == 2
     assert "PPO_CartPole: seeds must be distinct" in capsys.readouterr().err
-    assert main(["run", "DQN_CartPole", "--seeds", "0-1"]) == 2
+    assert main(["run", "DQN_Acrobot", "--seeds", "0-1"]) == 2
     assert "is not supported by this recipe" in capsys.readouterr().err

@@ -70,8 +70,8 @@ def test_bad_seeds_are_refused():
         rk.make_experiment("PPO_CartPole", seeds=[0, -1])
     with pytest.raises(TypeError, match="PPO_CartPole: seeds must be a list"):
         rk.make_experiment("PPO_CartPole", seeds="0-4")
-    with pytest.raises(ValueError, match="DQN_CartPole: seeds=.* is not supported by this recipe"):
-        rk.make_experiment("DQN_CartPole", seeds=[0, 1])
+    with pytest.raises(ValueError, match="DQN_Acrobot: seeds=.* is not supported by this recipe"):
+        rk.make_experiment("DQN_Acrobot", seeds=[0, 1])
     with pytest.raises(ValueError, match="compile=True and seeds=.* together are not supported"):
         rk.make_experiment("PPO_CartPole", seeds=[0, 1], compile=True)
     envs = [rk.VectorGymEnv("CartPole-v1", 2, seed=s) for s in (0, 1)]

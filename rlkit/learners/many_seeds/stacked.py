@@ -34,7 +34,10 @@ class StackedModel:
     ``stacked(x)`` computes the same layers as batched matrix products (``torch.baddbmm`` on the
     stacked weights) instead: the same arithmetic per model, without ``vmap``'s and
     ``functional_call``'s per-call overhead, which costs more than the work for networks this
-    small. ``fast=False`` keeps the ``vmap`` for them too."""
+    small. The same holds for an ``nn.Sequential`` of only ``nn.Linear`` (with bias) and
+    ``nn.ReLU`` layers (what ``rlkit.approximators.neural.q_network`` builds for the DQN
+    family): ``stacked(x)`` is then a chain of ``torch.baddbmm`` and ``torch.relu``.
+    ``fast=False`` keeps the ``vmap`` for them too."""
 
     def __init__(self, models: Sequence[nn.Module], *, fast: bool = True) -> None:
         models = list(models)
@@ -47,6 +50,9 @@ class StackedModel:
         self.n = len(models)
         self._calls: dict[str | None, Callable] = {}
         self.mlps = _mlp_layers(models[0], self.params) if fast else None
+        self.sequential = (
+            _sequential_layers(models[0], self.params) if fast and self.mlps is None else None
+        )
 
     def parameters(self) -> list[torch.Tensor]:
         """The stacked parameters (leaf tensors an optimizer steps), in the modules' order."""
@@ -68,6 +74,8 @@ class StackedModel:
     def __call__(self, *args: Any, method: str | None = None) -> Any:
         if self.mlps is not None:
             return self._mlp_call(args[0], method)
+        if self.sequential is not None and method is None:
+            return self._sequential_call(args[0])
         if method not in self._calls:
             self._calls[method] = vmap(self.function(method))
         return self._calls[method](self.params, self.buffers, *args)
@@ -88,6 +96,17 @@ class StackedModel:
         if log_std is None:
             return x
         return torch.cat([x, log_std.unsqueeze(1).expand_as(x)], dim=-1)
+
+    def _sequential_call(self, x: torch.Tensor) -> torch.Tensor:
+        """The stacked ``nn.Sequential`` of linear layers and ReLUs on ``x`` of shape
+        ``(n, batch, features)``."""
+        for layer in self.sequential:
+            if layer is None:
+                x = torch.relu(x)
+            else:
+                w, b = layer
+                x = torch.baddbmm(b.unsqueeze(1), x, w.transpose(1, 2))
+        return x
 
     def unstacked(self, i: int) -> dict[str, torch.Tensor]:
         """Model ``i``'s state dict (copies)."""
@@ -141,3 +160,24 @@ def _mlp_layers(model: nn.Module, params: dict[str, torch.Tensor]) -> dict | Non
     if set(params) - expected - {"log_std"}:
         return None  # parameters the MLPs do not use: not the ActorCritic layout
     return {**layers, "activation": activation, "log_std": log_std}
+
+
+def _sequential_layers(model: nn.Module, params: dict[str, torch.Tensor]) -> list | None:
+    """The stacked ``(weight, bias)`` of each linear layer of an ``nn.Sequential`` of
+    ``nn.Linear`` (with bias) and ``nn.ReLU`` layers without hooks, None for a ReLU; None for
+    any other model."""
+    if type(model) is not nn.Sequential or model._forward_hooks or model._forward_pre_hooks:
+        return None
+    layers: list = []
+    for name, layer in model.named_children():
+        if layer._forward_hooks or layer._forward_pre_hooks:
+            return None
+        if type(layer) is nn.ReLU:
+            layers.append(None)
+        elif type(layer) is nn.Linear and layer.bias is not None:
+            layers.append((params[f"{name}.weight"], params[f"{name}.bias"]))
+        else:
+            return None
+    used = {f"{n}.{t}" for n, layer in model.named_children() if type(layer) is nn.Linear
+            for t in ("weight", "bias")}
+    return layers if set(params) == used else None
