@@ -23,7 +23,7 @@ def find_action_masks(env: gym.Env) -> Callable[[], Any] | None:
         >>> find_action_masks(gym.make("CartPole-v1")) is None
         True
         >>> find_action_masks(gym.make("rlkit/InvalidActionGrid-v0"))().tolist()
-        [False, True, False, True]
+        [False, False, True, False]
     """
     layer = env
     while True:

@@ -43,7 +43,8 @@ class InvalidActionGridEnv(ToyEnv):
     A masked policy never wastes a step; an unmasked one must learn to avoid the walls.
 
     Example:
-        >>>         >>> env = gym.make("rlkit/InvalidActionGrid-v0")
+        >>> import gymnasium as gym
+        >>> env = gym.make("rlkit/InvalidActionGrid-v0")
         >>> obs, info = env.reset(seed=0)
         >>> int(obs.argmax()), env.unwrapped.action_masks().tolist()  # only east is valid
         (0, [False, False, True, False])
