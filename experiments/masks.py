@@ -11,7 +11,15 @@ them (docs/how-to/action-masks.md).
   ``--set masked=false`` runs the same PPO on the same env with the masks ignored (an invalid
   move is then a wasted step with a penalty), the contrast that shows what masking is worth.
 
-``StepsToThreshold`` (the recipe's hook) records when each episode ends, so that
+* ``DQN_InvalidActionGrid``: DQN on the same maze (1 env, 30k steps, MLP 64, Adam 1e-3, batch
+  64, replay 30k, learning from 1,000 steps, one gradient step every 4 steps, target synced
+  every 500 steps, epsilon from 1 to 0.05 over the first 30%, gamma 0.99). With ``masked=True``
+  the explorer chooses among the legal actions only and the replay keeps the next states' masks
+  (``legal_action_masks=True``), so the target's max ranges over the next state's legal actions
+  (sb3-contrib has no masked DQN; this is the masked target of the issue); ``masked=false``:
+  plain DQN.
+
+``StepsToThreshold`` (the recipes' hook) records when each episode ends, so that
 ``steps_to_threshold`` can say after how many environment steps the mean return of the last
 ``window`` episodes first reached a threshold (benchmarks/structure.py ``--part masks``).
 """
@@ -24,17 +32,29 @@ from typing import Any, ClassVar
 import numpy as np
 
 import rlkit as rk
-from rlkit.core.seeding import spawn_seeds
+from rlkit.core.seeding import int_seed, spawn_seeds
 
+from .dqn import (
+    DQNParams,
+    RecipeSeeds,
+    q_approximator,
+    replay_sampler,
+    zoo_controller,
+    zoo_explorer,
+)
 from .policy_gradient import PPOParams
 
 __all__ = [
     "MaskedPPOParams",
+    "MaskedDQNParams",
     "PPO_INVALID_ACTION_GRID",
+    "DQN_INVALID_ACTION_GRID",
     "StepsToThreshold",
     "steps_to_threshold",
     "INVALID_ACTION_GRID_THRESHOLD",
 ]
+
+GRID = "rlkit/InvalidActionGrid-v0"
 
 #: The return the masked-action recipe must reach (mean of 20 episodes): the best is 0.86
 #: (14 moves), 0.8 means at most 20 steps and no invalid move on average.
@@ -67,6 +87,35 @@ PPO_INVALID_ACTION_GRID = MaskedPPOParams(
     gamma=0.99,
     gae_lambda=0.95,
     ent_coef=0.01,
+)
+
+
+@dataclass(frozen=True)
+class MaskedDQNParams(DQNParams):
+    """DQN's recipe hyperparameters (:class:`~experiments.dqn.DQNParams`) and ``masked``:
+    whether the env's legal-action masks reach the explorer and the replay (False: plain DQN).
+
+    Example:
+        >>> MaskedDQNParams(**{**vars(DQN_INVALID_ACTION_GRID), "masked": False}).masked
+        False
+    """
+
+    masked: bool = True
+
+
+DQN_INVALID_ACTION_GRID = MaskedDQNParams(
+    total_steps=30_000,
+    lr=1e-3,
+    batch_size=64,
+    buffer_size=30_000,
+    learning_starts=1000,
+    gamma=0.99,
+    target_update_interval=500,
+    train_freq=4,
+    gradient_steps=1,
+    exploration_fraction=0.3,
+    exploration_final_eps=0.05,
+    hidden=(64,),
 )
 
 
@@ -129,9 +178,7 @@ def PPO_InvalidActionGrid(
 ) -> rk.Experiment:
     """PPO on the invalid-action maze with action masks (``--set masked=false``: without)."""
     env_seed, policy_seed = spawn_seeds(seed, 2)
-    env = rk.VectorGymEnv(
-        "rlkit/InvalidActionGrid-v0", p.n_envs, seed=env_seed, use_masking=p.masked
-    )
+    env = rk.VectorGymEnv(GRID, p.n_envs, seed=env_seed, use_masking=p.masked)
     agent = rk.PPO.agent(
         env,
         seed=policy_seed,
@@ -145,5 +192,37 @@ def PPO_InvalidActionGrid(
         stop_condition=rk.StopAfterNSteps(p.total_steps),
         hook=StepsToThreshold(),
         description=(PPO_InvalidActionGrid.__doc__ or "").strip(),
+        threads=1,
+    )
+
+
+@rk.experiment
+def DQN_InvalidActionGrid(
+    seed: int = 0, p: MaskedDQNParams = DQN_INVALID_ACTION_GRID
+) -> rk.Experiment:
+    """DQN on the invalid-action maze, masked acting and target max (``masked=false``: plain)."""
+    s = RecipeSeeds.of(seed)
+    if p.n_envs == 1:
+        env: rk.AbstractEnv = rk.GymEnv(GRID, seed=int_seed(s.env), use_masking=p.masked)
+    else:
+        env = rk.VectorGymEnv(GRID, p.n_envs, seed=int_seed(s.env), use_masking=p.masked)
+    q = q_approximator(env, p, s.network)
+    learner = rk.DQNLearner(
+        q,
+        target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
+        sampler=replay_sampler(p, s.sampler),
+        controller=zoo_controller(p),
+        gamma=p.gamma,
+        compile=p.compile,
+    )
+    replay = rk.CircularArraySARTTrajectory(
+        p.buffer_size, env.state_space, env.action_space, legal_action_masks=p.masked
+    )
+    return rk.Experiment(
+        policy=rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), replay),
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps),
+        hook=StepsToThreshold(),
+        description=(DQN_InvalidActionGrid.__doc__ or "").strip(),
         threads=1,
     )
