@@ -245,3 +245,32 @@ def test_qr_dqn_c51_and_iqn_learn_from_a_masked_replay():
             losses.append(loss[0] if isinstance(loss, tuple) else loss)
         assert torch.isfinite(losses[0]).all()
         assert not torch.equal(losses[0], losses[1]), recipe  # the masks change the target
+
+
+# ---- many seeds in one process: each seed masked as it is alone ----
+def test_many_seeds_ppo_on_a_masked_env_learns_what_each_seed_learns_alone():
+    torch.set_num_threads(1)
+    settings = {"n_steps": 16, "batch_size": 8, "n_epochs": 2, "ent_coef": 0.01}
+    envs = [rk.VectorGymEnv(GRID, 2, seed=s) for s in (0, 1)]
+    env = rk.SeedBlocksEnv(envs, [0, 1])
+    agent = rk.ManySeedsPPO.agent(env, policy_seeds=[10, 11], **settings)
+    rk.run(agent, env, rk.StopAfterNSteps(2 * 64))
+    assert agent.policy.updates == 2
+    alone_env = rk.VectorGymEnv(GRID, 2, seed=1)
+    alone = rk.PPO.agent(alone_env, seed=11, **settings)
+    rk.run(alone, alone_env, rk.StopAfterNSteps(64))
+    together = agent.policy.stacked.unstacked(1)
+    for key, value in alone.policy.model.state_dict().items():
+        torch.testing.assert_close(together[key], value, rtol=1e-5, atol=1e-6, msg=key)
+    for e in (env, alone_env):
+        e.close()
+
+
+def test_many_seeds_ppo_with_masks_needs_the_batched_mlp_path():
+    envs = [rk.VectorGymEnv(GRID, 2, seed=s) for s in (0, 1)]
+    env = rk.SeedBlocksEnv(envs, [0, 1])
+    agent = rk.ManySeedsPPO.agent(env, policy_seeds=[10, 11], n_steps=4, fast=False)
+    with pytest.raises(ValueError, match="ManySeedsPPO: legal-action masks are supported with "
+                       "the actor-critic MLP"):  # fmt: skip
+        rk.run(agent, env, rk.StopAfterNSteps(2 * 8))
+    env.close()
