@@ -1,8 +1,8 @@
 """Recipes on an environment with invalid actions, masked as sb3-contrib's ``MaskablePPO`` masks
 them (docs/how-to/action-masks.md).
 
-* ``PPO_InvalidActionGrid``: PPO on ``rlkit/InvalidActionGrid-v0`` (a 7x7 maze where in every
-  cell two of the four moves run into a wall or off the grid; see
+* ``PPO_InvalidActionGrid``: PPO on ``rlkit/InvalidActionGrid-v0`` (a 7x7 maze where, on average,
+  two of the four moves of a cell run into a wall or off the grid; see
   :mod:`rlkit.envs.toy.invalid_action_grid`), 4 envs, rollouts of 128 steps per env, minibatches
   of 64, 4 epochs, Adam 3e-4, gamma 0.99, gae_lambda 0.95, ent_coef 0.01, 50k steps. With
   ``masked=True`` (the default) the env's ``action_masks()`` reach the policy: it samples from
