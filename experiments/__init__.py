@@ -12,6 +12,7 @@ from . import (  # noqa: F401 - registration happens at import
     dqn,
     games,
     images,
+    masks,
     model_based,
     multiagent,
     offline,

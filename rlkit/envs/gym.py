@@ -18,6 +18,7 @@ from ..core.state import (
     load_attribute_state,
     set_generator_state,
 )
+from .masks import checked_mask, find_action_masks, mask_size
 
 __all__ = ["GymEnv"]
 
@@ -28,8 +29,12 @@ class GymEnv(AbstractEnv):
     Terminated and truncated stay apart (``is_terminated`` / ``is_truncated``); after the last step
     of an episode ``state`` is the real final observation. ``seed`` seeds the first ``reset`` only,
     later episodes continue the environment's own generator, as gymnasium recommends. Legal-action
-    masks are taken from ``info["action_mask"]`` when the environment provides one, and actions
-    outside the mask are refused. ``env.env`` is the wrapped gymnasium environment (e.g.
+    masks (``legal_action_mask``) come from the environment's ``action_masks()`` method when it
+    has one (sb3-contrib's convention, looked up through the wrapper chain), else from
+    ``info["action_mask"]`` when the environment provides one; actions outside the mask are
+    refused, and so is a mask of the wrong length or one that marks no action legal in a state
+    that is not terminal (the error names the environment and the step; see
+    docs/how-to/action-masks.md). ``env.env`` is the wrapped gymnasium environment (e.g.
     ``env.env.unwrapped.true_values()`` of the random walk) and ``env.info`` the ``info`` dict of
     the last reset or step.
 
@@ -37,6 +42,9 @@ class GymEnv(AbstractEnv):
         id_or_env: a registered id such as ``"CliffWalking-v1"`` or a ``gymnasium.Env``.
         seed: seed for the first reset (None: unseeded).
         check_actions: reject actions outside the action space with :class:`InvalidActionError`.
+        use_masking: read legal-action masks (False: the env is taken as unmasked, as
+            sb3-contrib's ``use_masking=False``: no mask reaches the policy, and illegal actions
+            are the environment's to handle).
         **kwargs: passed to ``gymnasium.make`` when ``id_or_env`` is an id.
 
     Example:
@@ -56,6 +64,7 @@ class GymEnv(AbstractEnv):
         *,
         seed: int | None = None,
         check_actions: bool = True,
+        use_masking: bool = True,
         **kwargs: Any,
     ) -> None:
         if isinstance(id_or_env, str):
@@ -80,6 +89,10 @@ class GymEnv(AbstractEnv):
         self._step = self.env.step
         self._check = _action_check(self.action_space) if check_actions else None
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
+        self.use_masking = bool(use_masking)
+        self._action_masks = find_action_masks(self.env) if use_masking else None
+        self._mask_size = mask_size(self.action_space)
+        self.episode_steps = 0  # steps of the current episode (named by mask errors)
 
     @property
     def name(self) -> str:
@@ -93,7 +106,8 @@ class GymEnv(AbstractEnv):
         seed = self._pending_seed if seed is None else _checked_seed(seed)
         self._pending_seed = None  # an explicit seed replaces the constructor's
         self.state, self.info = self.env.reset(seed=seed)
-        self._mask = _mask_of(self.info)
+        self.episode_steps = 0
+        self._mask = self._read_mask(False) if self.use_masking else None
         self.reward = 0.0
         self.is_terminated = self.is_truncated = self.done = False
         self.needs_reset = False
@@ -110,11 +124,15 @@ class GymEnv(AbstractEnv):
             if self._mask is not None and not self._mask[action]:
                 raise InvalidActionError(
                     f"{self!r}: action {action!r} is illegal in the current state; legal "
-                    f"actions are {np.flatnonzero(self._mask).tolist()} (info['action_mask'])"
+                    f"actions are {np.flatnonzero(self._mask).tolist()} ({self._mask_source})"
                 )
         state, reward, terminated, truncated, info = self._step(action)
         self.info = info
-        self._mask = _mask_of(info)
+        self.episode_steps += 1
+        if self._action_masks is not None or ("action_mask" in info and self.use_masking):
+            self._mask = self._read_mask(terminated)
+        else:
+            self._mask = None
         self.state = state
         self.reward = reward
         self.is_terminated = terminated
@@ -124,6 +142,27 @@ class GymEnv(AbstractEnv):
     @property
     def legal_action_mask(self) -> np.ndarray | None:
         return self._mask
+
+    @property
+    def _mask_source(self) -> str:
+        return "action_masks()" if self._action_masks is not None else "info['action_mask']"
+
+    def _read_mask(self, terminated: bool) -> np.ndarray | None:
+        """The mask of the current state: ``action_masks()`` when the env has it, else
+        ``info["action_mask"]``; checked (length; a legal action unless ``terminated``)."""
+        if self._action_masks is not None:
+            raw = self._action_masks()
+        else:
+            raw = self.info.get("action_mask")
+            if raw is None:
+                return None
+        where = "at reset" if self.episode_steps == 0 else f"after step {self.episode_steps}"
+        return checked_mask(
+            f"{self!r} {where} of the episode ({self._mask_source})",
+            raw,
+            self._mask_size,
+            terminated,
+        )
 
     def close(self) -> None:
         self.env.close()
@@ -159,6 +198,7 @@ class GymEnv(AbstractEnv):
             "is_truncated": bool(self.is_truncated),
             "needs_reset": bool(self.needs_reset),
             "pending_seed": self._pending_seed,
+            "episode_steps": self.episode_steps,
             "info": {
                 k: _own(v) for k, v in self.info.items() if isinstance(k, str) and is_plain(v)
             },
@@ -194,7 +234,11 @@ class GymEnv(AbstractEnv):
         self.needs_reset = bool(state["needs_reset"])
         self._pending_seed = state["pending_seed"]
         self.info = {k: _own(v) for k, v in state["info"].items()}
-        self._mask = _mask_of(self.info)
+        self.episode_steps = int(state.get("episode_steps", 0))  # absent before masks' checks
+        if self._action_masks is not None or ("action_mask" in self.info and self.use_masking):
+            self._mask = self._read_mask(self.is_terminated)
+        else:
+            self._mask = None
 
 
 # attributes of gymnasium layers that are configuration or caches, never episode state
@@ -285,12 +329,6 @@ def _space_rng(space: gym.Space) -> dict[str, Any] | None:
 
 def _own(x: Any) -> Any:
     return copy.deepcopy(x) if isinstance(x, (np.ndarray, list, dict)) else x
-
-
-def _mask_of(info: dict[str, Any]) -> np.ndarray | None:
-    """The legal-action mask an environment reports in ``info["action_mask"]`` (as bools)."""
-    mask = info.get("action_mask")
-    return None if mask is None else np.asarray(mask, dtype=bool)
 
 
 def _action_check(space: gym.Space):

@@ -90,7 +90,8 @@ class RayGroups:
     def step(self, actions: Any) -> tuple:
         results = self._all("step", self._split(actions))
         parts = [np.concatenate([r[k] for r in results]) for k in range(5)]
-        return (*parts, _masks([r[5] for r in results]), parts[2] | parts[3])
+        masks = (_masks([r[k] for r in results]) for k in (5, 6))
+        return (*parts, *masks, parts[2] | parts[3])
 
     def get_states(self) -> list:
         return [s for states in self._all("get_states") for s in states]

@@ -23,6 +23,7 @@ import numpy as np
 from ..core.checks import non_negative_int, positive_int
 from ..core.interfaces import AbstractVectorEnv
 from ..core.state import require_keys
+from .masks import checked_mask, mask_size
 from .ray_backend import RayGroups
 from .vector_group import _MODES, SubEnvError, _Factory, _Group
 
@@ -74,7 +75,11 @@ class VectorGymEnv(AbstractVectorEnv):
     * ``reward`` (float64), ``is_terminated``, ``is_truncated`` (bool), shape ``(n_envs,)``;
       ``done`` their OR; termination and truncation stay apart per sub-env;
     * ``action_space``, ``state_space``: ONE sub-env's spaces;
-    * ``legal_action_mask``: ``(n_envs, n)`` from the sub-envs' ``info["action_mask"]``, or None.
+    * ``legal_action_mask``: ``(n_envs, n)`` from the sub-envs' ``action_masks()`` method
+      (sb3-contrib's convention) when they have one, else from their ``info["action_mask"]``, or
+      None; ``final_legal_action_mask`` the masks of the states the last step led to (the real
+      final states' where an episode ended). A mask of the wrong length, or one marking no
+      action legal in a state that is not terminal, is refused naming the sub-env and the step.
 
     Seeding: sub-env ``i`` is reset first with ``seeds[i]`` (:func:`sub_env_seeds`: children of
     ``numpy.random.SeedSequence(seed)``), later episodes continue its own generator, so
@@ -99,6 +104,8 @@ class VectorGymEnv(AbstractVectorEnv):
         context: multiprocessing start method of the subprocess backend (gymnasium's default).
         n_actors: Ray actors (default: ``min(n_envs, cluster CPUs)``).
         num_cpus: CPUs given to ``ray.init`` when Ray is not initialised yet (default 2).
+        use_masking: read legal-action masks (False: the sub-envs are taken as unmasked, as
+            ``GymEnv``'s ``use_masking=False``).
         **env_kwargs: passed to ``gymnasium.make`` with an id.
 
     Example:
@@ -124,6 +131,7 @@ class VectorGymEnv(AbstractVectorEnv):
         context: str | None = None,
         n_actors: int | None = None,
         num_cpus: int | None = None,
+        use_masking: bool = True,
         **env_kwargs: Any,
     ) -> None:
         makes = _makes("VectorGymEnv", id_or_fns, n_envs, env_kwargs)
@@ -138,8 +146,9 @@ class VectorGymEnv(AbstractVectorEnv):
         self.env_kwargs = dict(env_kwargs)
         self.seeds = sub_env_seeds(seed, self.n_envs)
         self._pending_seeds: list[int | None] | None = self.seeds
+        self.use_masking = bool(use_masking)
         factories = [
-            _Factory(make, self.env_kwargs, i, s)
+            _Factory(make, self.env_kwargs, i, s, self.use_masking)
             for i, (make, s) in enumerate(zip(makes, self.seeds, strict=True))
         ]
         self._factories = factories  # to check a saved state in this process (check_state_dict)
@@ -155,6 +164,9 @@ class VectorGymEnv(AbstractVectorEnv):
         self.action_space, self.state_space = self._group.spaces()
         self._group_step = self._group.step
         self._mask: np.ndarray | None = None
+        self.final_legal_action_mask: np.ndarray | None = None
+        self._mask_size = mask_size(self.action_space)
+        self.steps = 0  # act() calls since the last reset (named by mask errors)
         self.reward = np.zeros(self.n_envs)
         self.is_terminated = np.zeros(self.n_envs, bool)
         self.is_truncated = np.zeros(self.n_envs, bool)
@@ -185,8 +197,10 @@ class VectorGymEnv(AbstractVectorEnv):
             seeds = self._pending_seeds or [None] * self.n_envs
         self._pending_seeds = None
         state, mask = self._call("reset", seeds)
+        mask = mask if self.use_masking else None
         self.state = self.final_state = state
-        self._mask = mask
+        self.steps = 0
+        self._mask = self.final_legal_action_mask = self._checked_masks(mask, None, "at reset")
         self.reward = np.zeros(self.n_envs)
         self.is_terminated = np.zeros(self.n_envs, bool)
         self.is_truncated = np.zeros(self.n_envs, bool)
@@ -215,9 +229,39 @@ class VectorGymEnv(AbstractVectorEnv):
             self.is_terminated,
             self.is_truncated,
             self.final_state,
-            self._mask,
+            mask,
+            final_mask,
             self.done,
         ) = out
+        self.steps += 1
+        if mask is None or not self.use_masking:
+            self._mask = self.final_legal_action_mask = None
+        else:
+            where = f"after step {self.steps}"
+            self._mask = self._checked_masks(mask, None, where)
+            self.final_legal_action_mask = self._checked_masks(
+                final_mask, self.is_terminated, where + " (the states that step led to)"
+            )
+
+    def _checked_masks(self, masks: Any, terminal: Any, where: str) -> np.ndarray | None:
+        """Each sub-env's mask checked (:func:`rlkit.envs.masks.checked_mask`): its length, and
+        a legal action in every state that is not ``terminal``."""
+        if masks is None:
+            return None
+        size = self._mask_size
+        if size is not None and masks.shape == (self.n_envs, size):
+            legal = masks.any(axis=1)
+            if legal.all() or (terminal is not None and (legal | terminal).all()):
+                return masks  # the common case, checked at once
+        if masks.ndim != 2 or len(masks) != self.n_envs:
+            raise ValueError(
+                f"{self!r} {where}: the legal-action masks have shape {masks.shape}, expected "
+                f"({self.n_envs}, {size}) (one mask per sub-env)"
+            )
+        for i, row in enumerate(masks):
+            stop = bool(terminal[i]) if terminal is not None else False
+            checked_mask(f"{self!r} sub-env {i} {where}", row, size, stop)
+        return masks
 
     def _call(self, method: str, *args: Any) -> Any:
         """Call the backend; on any error close every worker, then raise (nothing hangs)."""
@@ -300,6 +344,8 @@ class VectorGymEnv(AbstractVectorEnv):
             "is_terminated": np.array(self.is_terminated, dtype=bool),
             "is_truncated": np.array(self.is_truncated, dtype=bool),
             "mask": None if self._mask is None else self._mask.copy(),
+            "final_mask": _copy(self.final_legal_action_mask),
+            "steps": self.steps,
             "sub_envs": self._call("get_states"),
         }
 
@@ -326,7 +372,7 @@ class VectorGymEnv(AbstractVectorEnv):
                 key = _factory_key(factory)
                 if key not in built:
                     built[key] = _Factory(factory.make, factory.kwargs, factory.index,
-                                          factory.seed)()
+                                          factory.seed, factory.use_masking)()
                 try:
                     built[key].rlkit_state = saved
                 except Exception as error:
@@ -357,6 +403,11 @@ class VectorGymEnv(AbstractVectorEnv):
         self.is_truncated = np.array(state["is_truncated"], dtype=bool)
         self.done = self.is_terminated | self.is_truncated
         self._mask = None if state["mask"] is None else np.array(state["mask"], dtype=bool)
+        final_mask = state.get("final_mask", state["mask"])  # absent before final masks
+        self.final_legal_action_mask = (
+            None if final_mask is None else np.array(final_mask, dtype=bool)
+        )
+        self.steps = int(state.get("steps", 0))
 
 
 def _factory_key(factory: _Factory) -> Any:

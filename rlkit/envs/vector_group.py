@@ -19,6 +19,7 @@ import numpy as np
 from ..core.state import attribute_state, generator_state, load_attribute_state
 from ..core.state import set_generator_state as _set_generator_state
 from .gym import _SKIP, _layers
+from .masks import find_action_masks
 
 __all__ = ["SubEnvError"]
 
@@ -37,21 +38,32 @@ class _Labelled(gym.Wrapper):
     (the attributes of its wrapper chain, as ``GymEnv.state_dict`` saves them) is the
     attribute ``rlkit_state`` (read and written through gymnasium's ``get_attr``/``set_attr``)."""
 
-    def __init__(self, env: gym.Env, index: int, seed: int | None, fast: bool = False) -> None:
+    def __init__(
+        self, env: gym.Env, index: int, seed: int | None, fast: bool = False, masks: bool = True
+    ) -> None:
         super().__init__(env)
         self.rlkit_label = f"sub-env {index} (seed {seed})"
-        if fast:  # in this process: no wrapper layer per step; _Group.step names the sub-env
+        # sb3-contrib's action_masks(): put in info["action_mask"], which the group batches
+        self.rlkit_masks = find_action_masks(env) if masks else None
+        if fast and self.rlkit_masks is None:
+            # in this process: no wrapper layer per step; _Group.step names the sub-env
             self.step = env.step
 
     def step(self, action: Any) -> Any:
         try:
-            return self.env.step(action)
+            out = self.env.step(action)
+            if self.rlkit_masks is not None:
+                out[4]["action_mask"] = np.asarray(self.rlkit_masks())
+            return out
         except Exception as error:
             raise SubEnvError(f"{self.rlkit_label} raised in step: {error!r}") from error
 
     def reset(self, **kwargs: Any) -> Any:
         try:
-            return self.env.reset(**kwargs)
+            obs, info = self.env.reset(**kwargs)
+            if self.rlkit_masks is not None:
+                info["action_mask"] = np.asarray(self.rlkit_masks())
+            return obs, info
         except Exception as error:
             raise SubEnvError(f"{self.rlkit_label} raised in reset: {error!r}") from error
 
@@ -95,8 +107,16 @@ def _space_rng(space: gym.Space) -> dict[str, Any] | None:
 class _Factory:
     """Picklable constructor of one labelled sub-env (for worker processes and Ray actors)."""
 
-    def __init__(self, make: str | Callable[[], gym.Env], kwargs: dict, index: int, seed: Any):
+    def __init__(
+        self,
+        make: str | Callable[[], gym.Env],
+        kwargs: dict,
+        index: int,
+        seed: Any,
+        use_masking: bool = True,
+    ):
         self.make, self.kwargs, self.index, self.seed = make, kwargs, index, seed
+        self.use_masking = use_masking
         self.fast = False  # set by a group that steps its sub-envs in its own process
         self.in_worker = False  # set by a group whose sub-envs live in worker processes
         self.main_pid = os.getpid()  # gymnasium also calls it here once, for the spaces
@@ -116,7 +136,7 @@ class _Factory:
                 f"VectorGymEnv: the function of sub-env {self.index} must return a gymnasium.Env,"
                 f" got {type(env).__name__}: {env!r}"
             )
-        return _Labelled(env, self.index, self.seed, self.fast)
+        return _Labelled(env, self.index, self.seed, self.fast, self.use_masking)
 
 
 # ---- one group of sub-envs behind a gymnasium vector env, in rlkit's contract ----
@@ -125,8 +145,9 @@ class _Factory:
 class _Group:
     """A gymnasium vector env whose results are put into rlkit's contract, whatever its
     autoreset mode: ``step`` returns ``(state, reward, terminated, truncated, final_state,
-    mask)`` with ``state`` already reset where an episode ended. The sync and subprocess
-    backends are one group; the Ray backend runs one group (a ``SyncVectorEnv``) per actor."""
+    mask, final_mask, done)`` with ``state`` already reset where an episode ended. The sync and
+    subprocess backends are one group; the Ray backend runs one group (a ``SyncVectorEnv``)
+    per actor."""
 
     def __init__(self, factories: list[_Factory], kind: str, mode: str, context: Any = None):
         autoreset_mode = _MODES[mode]
@@ -157,6 +178,14 @@ class _Group:
         state, info = self.vec.reset(seed=list(seeds))
         return state, _mask(info, self.n)
 
+    def final_mask(self, info: dict[str, Any], mask: np.ndarray | None, done: np.ndarray) -> Any:
+        """The masks of the states the step led to: ``mask`` except where an episode ended,
+        whose final state's mask is in the step's ``final_info`` (SAME_STEP autoreset)."""
+        if mask is None or not done.any() or not self.same_step:
+            return mask
+        final = _mask(info.get("final_info") or {}, self.n)
+        return mask if final is None else np.where(done[:, None], final, mask)
+
     def step(self, actions: Any) -> tuple:
         try:
             state, reward, terminated, truncated, info = self.vec.step(actions)
@@ -171,6 +200,7 @@ class _Group:
             raise
         done = terminated | truncated
         mask = _mask(info, self.n)
+        final_mask = self.final_mask(info, mask, done)
         final = state
         if done.any():
             if self.same_step:
@@ -183,7 +213,8 @@ class _Group:
                 reset_mask = _mask(reset_info, self.n)
                 if reset_mask is not None:
                     mask = reset_mask if mask is None else np.where(done[:, None], reset_mask, mask)
-        return state, np.asarray(reward, np.float64), terminated, truncated, final, mask, done
+        reward = np.asarray(reward, np.float64)
+        return state, reward, terminated, truncated, final, mask, final_mask, done
 
     def get_states(self) -> list[dict[str, Any]]:
         return list(self.vec.get_attr("rlkit_state"))
@@ -294,4 +325,7 @@ _SYNC_STEP_CODE = gym.vector.SyncVectorEnv.step.__code__
 def _mask(info: dict[str, Any], n: int) -> np.ndarray | None:
     """Per-sub-env legal-action masks from the vector ``info["action_mask"]`` (or None)."""
     mask = info.get("action_mask")
-    return None if mask is None else np.asarray(mask, dtype=bool).reshape(n, -1)
+    if mask is None:
+        return None
+    mask = np.asarray(mask, dtype=bool)
+    return mask.reshape(n, -1) if mask.ndim != 2 and mask.size % n == 0 else mask

@@ -41,6 +41,13 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     the spaces say, e.g. ``state_dtype=np.uint8`` for image observations). ``reward`` is float32,
     ``terminal`` and ``truncated`` are bool.
 
+    Legal-action masks (``legal_action_masks=True``, a ``Discrete`` action space): the mask of
+    every transition's next state is kept too, ``next_legal_action_mask`` (``(capacity, n)``
+    bools; all True where the env reported none), from the env's ``legal_action_mask`` after
+    the step (a vector env's ``final_legal_action_mask``: the real final states' masks where
+    episodes ended). Samplers hand it to the DQN family, whose target max and argmax then range
+    over the next state's legal actions only (docs/how-to/action-masks.md).
+
     With a vector env (``rk.VectorGymEnv``) every step records one transition per sub-env, in
     sub-env order (slots ``head .. head + n_envs - 1``), ``next_state`` being the env's
     ``final_state``: consecutive transitions of one sub-env are ``n_envs`` slots apart, and no
@@ -56,6 +63,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     """
 
     traces = TRACES
+    #: the next states' legal-action masks (``legal_action_masks=True``), else None
+    next_legal_action_mask: np.ndarray | None = None
 
     def __init__(
         self,
@@ -67,12 +76,18 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         state_dtype: Any = None,
         action_shape: tuple[int, ...] | None = None,
         action_dtype: Any = None,
+        legal_action_masks: bool = False,
     ) -> None:
         name = type(self).__name__
         capacity = positive_int(name, "capacity", capacity)
         if state_space is None and state_shape is None:
             raise ValueError(
                 f"{name}: give state_space (a gymnasium space, e.g. env.state_space) or state_shape"
+            )
+        if legal_action_masks and not isinstance(action_space, gym.spaces.Discrete):
+            raise ValueError(
+                f"{name}: legal_action_masks=True needs the Discrete action space of the env "
+                f"(action_space=env.action_space), got action_space={action_space!r}"
             )
         self.capacity = int(capacity)
         self.state_shape, self.state_dtype = _layout(
@@ -88,6 +103,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.terminal = np.zeros(n, bool)
         self.truncated = np.zeros(n, bool)
         self.next_state = np.zeros((n, *self.state_shape), self.state_dtype)
+        if legal_action_masks:
+            self.next_legal_action_mask = np.ones((n, int(action_space.n)), bool)
         self.head = 0  # the slot the next transition is written to
         self.n_inserted = 0  # complete transitions recorded since construction (or clear)
         self.pending = False  # PreAct wrote the head slot, PostAct has not completed it yet
@@ -124,6 +141,8 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         """Forget every stored transition (the arrays are zeroed, not reallocated)."""
         for name in TRACES:
             getattr(self, name).fill(0)
+        if self.next_legal_action_mask is not None:
+            self.next_legal_action_mask.fill(True)
         self.head = 0
         self.n_inserted = 0
         self.pending = False
@@ -153,6 +172,28 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.head = head + 1 if head + 1 < self.capacity else 0
         self.n_inserted += 1
         self.pending = False
+
+    def write_next_masks(self, masks: Any, batch: bool = False) -> None:
+        """Put the legal-action masks of the next states of the transitions being completed
+        (the head slot; with ``batch``, a vector env's batch begun by :meth:`begin_transitions`,
+        one row per sub-env) into ``next_legal_action_mask``, before :meth:`end_transition` /
+        :meth:`end_transitions` (PostAct). ``None``: every action legal (an env that reports no
+        mask). Does nothing on a trajectory that keeps no masks."""
+        store = self.next_legal_action_mask
+        if store is None:
+            return
+        rows = self._rows(self.n_pending) if batch else self.head
+        if masks is None:
+            store[rows] = True
+            return
+        masks = np.asarray(masks, dtype=bool)
+        expected = store[rows].shape
+        if masks.shape != expected:
+            raise ValueError(
+                f"{type(self).__name__}: the legal-action mask(s) to record have shape "
+                f"{masks.shape}, expected {expected} (one entry per action of the action space)"
+            )
+        store[rows] = masks
 
     def _check_shape(self, what: str, state: Any) -> None:
         """Refuse an observation whose shape is not the buffer's (numpy would broadcast a
@@ -211,9 +252,12 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         terminal: bool,
         truncated: bool,
         next_state: Any,
+        next_mask: Any = None,
     ) -> None:
-        """Record one whole transition (for filling a buffer by hand)."""
+        """Record one whole transition (for filling a buffer by hand); ``next_mask``: the next
+        state's legal actions, kept when the trajectory keeps masks."""
         self.begin_transition(state, action)
+        self.write_next_masks(next_mask)
         self.end_transition(reward, terminal, truncated, next_state)
 
     def cut_episode(self) -> None:
@@ -256,6 +300,10 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         filled = self.n_written
         if any(getattr(self, name)[filled:].any() for name in TRACES):
             filled = self.capacity  # rows written past the counters (by hand): keep them all
+        masks = self.next_legal_action_mask
+        if masks is not None and not masks[filled:].all():
+            filled = self.capacity
+        extra = {} if masks is None else {"next_legal_action_mask": masks[:filled].copy()}
         return {
             "filled": filled,
             "capacity": self.capacity,
@@ -269,6 +317,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             "n_pending": self.n_pending,
             "stride": self.stride,
             **{name: getattr(self, name)[:filled].copy() for name in TRACES},
+            **extra,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -303,6 +352,16 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
                 f"counters say were written (n_inserted={state['n_inserted']})"
             )
         arrays = {trace: np.asarray(state[trace]) for trace in TRACES}
+        masks = self.next_legal_action_mask
+        if (masks is None) != ("next_legal_action_mask" not in state):
+            raise ValueError(
+                f"{name}: the checkpoint "
+                f"{'keeps no' if masks is not None else 'keeps'} legal-action masks, this "
+                f"trajectory {'does' if masks is not None else 'does not'} "
+                f"(legal_action_masks={masks is not None}); build it as the saved one was built"
+            )
+        if masks is not None:
+            arrays["next_legal_action_mask"] = np.asarray(state["next_legal_action_mask"])
         for trace, array in arrays.items():  # check everything before writing anything
             expected_shape = (filled, *getattr(self, trace).shape[1:])
             if array.shape != expected_shape:
@@ -313,7 +372,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         for trace, array in arrays.items():
             target = getattr(self, trace)
             target[:filled] = array
-            target[filled:] = 0
+            target[filled:] = trace == "next_legal_action_mask"  # unwritten: zeros, masks True
         self.head = int(state["head"])
         self.n_inserted = int(state["n_inserted"])
         self.pending = bool(state["pending"])
@@ -414,6 +473,8 @@ def _(
     stage: PostActStage,
     /,
 ):
+    if trajectory.next_legal_action_mask is not None:
+        trajectory.write_next_masks(env.legal_action_mask)
     trajectory.end_transition(env.reward, env.is_terminated, env.is_truncated, env.state)
 
 
@@ -440,4 +501,13 @@ def _(
     stage: PostActStage,
     /,
 ):
+    if trajectory.next_legal_action_mask is not None:
+        trajectory.write_next_masks(_final_masks(env), batch=True)
     trajectory.end_transitions(env.reward, env.is_terminated, env.is_truncated, env.final_state)
+
+
+def _final_masks(env: AbstractVectorEnv) -> Any:
+    """The legal-action masks of a vector env's next states: its ``final_legal_action_mask``
+    (the real final states' where episodes ended), else its ``legal_action_mask``."""
+    final = getattr(env, "final_legal_action_mask", None)
+    return env.legal_action_mask if final is None else final

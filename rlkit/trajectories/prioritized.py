@@ -59,6 +59,7 @@ class PrioritizedCircularArraySARTTrajectory(CircularArraySARTTrajectory):
         state_dtype: Any = None,
         action_shape: tuple[int, ...] | None = None,
         action_dtype: Any = None,
+        legal_action_masks: bool = False,
     ) -> None:
         super().__init__(
             capacity,
@@ -68,6 +69,7 @@ class PrioritizedCircularArraySARTTrajectory(CircularArraySARTTrajectory):
             state_dtype=state_dtype,
             action_shape=action_shape,
             action_dtype=action_dtype,
+            legal_action_masks=legal_action_masks,
         )
         name = type(self).__name__
         self.alpha = finite_float(name, "alpha", alpha, low=0)

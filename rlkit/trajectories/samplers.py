@@ -20,6 +20,7 @@ class BatchSampler:
     ``indices`` (the trajectory slots). ``sample(trajectory, n_batches=k)`` draws k batches one
     after the other and returns them concatenated (``k * batch_size`` rows): the same rows, in
     the same order, as k calls on an unchanged trajectory, gathered from the replay at once.
+    A trajectory that keeps legal-action masks adds ``next_legal_action_mask``.
     The target of a one-step learner is
     ``reward + (1 - terminal) * gamma**n * max_a Q(next_state, a)``. On a prioritized trajectory
     the slots are drawn by priority instead and the batch also has ``weights`` (importance
@@ -191,6 +192,9 @@ def _batch(
     }
     if weights is not None:
         batch["weights"] = weights
+    masks = trajectory.next_legal_action_mask
+    if masks is not None:  # the next states' legal actions (the DQN family's target max)
+        batch["next_legal_action_mask"] = masks[final]
     return batch
 
 

@@ -15,6 +15,13 @@ _ENVS = {
     "rlkit/RandomWalk1000-v0": "rlkit.envs.toy.random_walk_1000:RandomWalk1000Env",
     "rlkit/ShortCorridor-v0": "rlkit.envs.toy.short_corridor:ShortCorridorEnv",
 }
+# registered with a time limit (an episode that wastes its steps ends)
+if "rlkit/InvalidActionGrid-v0" not in registry:
+    register(
+        id="rlkit/InvalidActionGrid-v0",
+        entry_point="rlkit.envs.toy.invalid_action_grid:InvalidActionGridEnv",
+        max_episode_steps=100,
+    )
 
 for _id, _entry_point in _ENVS.items():
     if _id not in registry:

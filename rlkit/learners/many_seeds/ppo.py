@@ -162,15 +162,17 @@ class ManySeedsPPO(StochasticPolicy):
     def distribution(self, obs: torch.Tensor, mask: Any = None) -> Any:
         """The action distributions of every seed's sub-envs (``obs`` of ``n_seeds * block``
         rows, block ``i`` seed ``i``'s)."""
-        self._inputs = self._outputs(obs)
+        self._inputs, self._mask = self._outputs(obs), mask
         return self.dist_class.from_inputs(self._inputs, self.action_space, mask)
 
     def choose(self, dist: Any) -> torch.Tensor:
-        inputs = self._inputs  # of the distribution() just called
+        inputs, mask = self._inputs, self._mask  # of the distribution() just called
         b = self.block
         return torch.cat([
-            self.dist_class.from_inputs(inputs[i * b:(i + 1) * b], self.action_space).sample(
-                view.generator)
+            self.dist_class.from_inputs(
+                inputs[i * b:(i + 1) * b], self.action_space,
+                None if mask is None else mask[i * b:(i + 1) * b],
+            ).sample(view.generator)
             for i, view in enumerate(self.views)
         ])  # fmt: skip
 
@@ -275,6 +277,12 @@ def seed_loss(policy: ManySeedsPPO, minibatch: dict, clip: float, ent_coef: floa
     stacked = policy.stacked
     if stacked.mlps is not None:
         return batched_seed_loss(policy, minibatch, clip, ent_coef)
+    if "legal_action_mask" in minibatch:
+        raise ValueError(
+            "ManySeedsPPO: legal-action masks are supported with the actor-critic MLP (the "
+            "batched path, fast=True, the default for hidden layers), not with a model that "
+            "needs torch.func.vmap; run the seeds one at a time (rk.PPO) on a masked env"
+        )
     return policy._loss(stacked.params, stacked.buffers, minibatch, clip, ent_coef)
 
 
@@ -283,7 +291,8 @@ def batched_seed_loss(policy: ManySeedsPPO, mb: dict, clip: float, ent_coef: flo
     own rows (dimension 1)."""
     config = policy.config
     obs = mb["state"]
-    dist = policy.dist_class.from_inputs(policy.stacked(obs), policy.action_space)
+    mask = mb.get("legal_action_mask")  # the masked categorical, as rk.PPO's loss
+    dist = policy.dist_class.from_inputs(policy.stacked(obs), policy.action_space, mask)
     log_prob = dist.log_prob(mb["action"])
     values = policy.stacked(obs, method="value")
     advantages = mb["advantages"]
@@ -351,6 +360,8 @@ def _seed_tensors(policy: ManySeedsPPO, batch: Batch) -> dict[str, torch.Tensor]
         "advantages": (advantages, torch.float32),
         "returns": (returns, torch.float32),
     }
+    if "legal_action_mask" in batch:  # stored by acting on a masked env
+        arrays["legal_action_mask"] = (batch["legal_action_mask"], torch.bool)
     return {
         k: torch.as_tensor(_per_seed(policy, np.asarray(v)), dtype=dtype, device=policy.device)
         for k, (v, dtype) in arrays.items()

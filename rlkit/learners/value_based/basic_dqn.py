@@ -16,7 +16,7 @@ import torch
 from ...approximators.neural import NeuralNetworkApproximator
 from ..batch import Batch
 from ..builder import build_policy
-from .common import ValueBasedLearner, loss_function, n_step_target
+from .common import ValueBasedLearner, legal_next, loss_function, n_step_target
 
 __all__ = ["BasicDQNLearner", "BasicDQNBase", "basic_dqn_loss"]
 
@@ -45,7 +45,7 @@ def basic_dqn_loss(
     """
     q = model(batch["state"]).gather(1, batch["action"].unsqueeze(1)).squeeze(1)
     with torch.set_grad_enabled(policy.residual):
-        next_value = model(batch["next_state"]).max(dim=1).values
+        next_value = legal_next(model(batch["next_state"]), batch).max(dim=1).values
         y = n_step_target(batch["reward"], batch["terminal"], batch["discount"], next_value)
     loss = loss_function(type(policy).__name__, policy.loss_kind)(q, y)
     return loss, {"q": q.detach(), "target": y.detach()}

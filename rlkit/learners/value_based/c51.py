@@ -20,7 +20,7 @@ from ...approximators.distributional import check_support
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
 from ..batch import Batch
 from ..builder import build_policy
-from .common import ValueBasedLearner
+from .common import ValueBasedLearner, legal_next
 
 __all__ = [
     "C51Learner",
@@ -89,7 +89,7 @@ def categorical_cross_entropy(
             chooser = torch.softmax(_logits(policy, model(batch["next_state"])), dim=1)
         else:
             chooser = next_probs
-        best = (chooser * support.view(1, -1, 1)).sum(1).argmax(1)  # (B,)
+        best = legal_next((chooser * support.view(1, -1, 1)).sum(1), batch).argmax(1)  # (B,)
         chosen = next_probs.gather(2, best.view(-1, 1, 1).expand(index.shape)).squeeze(2)
         target = categorical_projection(
             chosen, batch["reward"], batch["terminal"], batch["discount"], support

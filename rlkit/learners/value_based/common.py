@@ -80,6 +80,7 @@ __all__ = [
     "NonFiniteLossError",
     "loss_function",
     "fast_forward",
+    "legal_next",
 ]
 
 
@@ -96,7 +97,8 @@ def to_tensors(
     ``device``: ``state``, ``next_state``, ``reward``, ``terminal`` (float32), ``action``
     (int64), ``discount`` (``gamma`` when the sampler reports no step counts, else a float32
     tensor of ``gamma ** n`` per sample), ``weights`` (float32, a prioritized sample's
-    importance weights) and ``indices`` (numpy, for priority updates) when the sample has them.
+    importance weights), ``indices`` (numpy, for priority updates) and
+    ``next_legal_action_mask`` (bool, from a replay that keeps masks) when the sample has them.
 
     On the CPU, float32 states and int64 actions are shared with numpy, not copied. With
     ``pixels`` (a network that scales images itself, ``rlkit/approximators/cnn.py``), ``uint8``
@@ -129,6 +131,9 @@ def to_tensors(
     weights = sample.get("weights")
     if weights is not None:
         batch["weights"] = _tensor(weights, torch.float32, device)
+    masks = sample.get("next_legal_action_mask")
+    if masks is not None:  # a replay that keeps legal-action masks
+        batch["next_legal_action_mask"] = torch.as_tensor(masks, device=device)
     indices = sample.get("indices")
     if indices is not None:
         batch["indices"] = indices
@@ -156,6 +161,28 @@ def _tensor(array: Any, dtype: torch.dtype, device: torch.device) -> torch.Tenso
     if type(array) is np.ndarray and array.dtype == np.bool_:
         array = array.view(np.uint8)  # bool -> float through uint8 (torch converts it once)
     return torch.as_tensor(array, device=device).to(dtype)
+
+
+# ---- the target: the next state's legal actions only ----
+def legal_next(values: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """``values`` (``(batch, n_actions)``, of the next states) with the actions that the batch's
+    ``next_legal_action_mask`` marks illegal set to the lowest float, so that their max and
+    argmax range over the legal actions only (sb3-contrib's masked target); ``values`` as they
+    are when the batch has no masks. A row with no legal action (a terminal state, which does
+    not bootstrap) is left as it is.
+
+    Example:
+        >>> import torch
+        >>> from rlkit.learners.batch import Batch
+        >>> batch = Batch(next_legal_action_mask=torch.tensor([[True, False, True]]))
+        >>> legal_next(torch.tensor([[1.0, 5.0, 2.0]]), batch).max(1).values.tolist()
+        [2.0]
+    """
+    mask = batch.get("next_legal_action_mask")
+    if mask is None:
+        return values
+    mask = mask | ~mask.any(dim=1, keepdim=True)
+    return values.masked_fill(~mask, torch.finfo(values.dtype).min)
 
 
 # ---- acting: one forward pass without module overhead ----

@@ -18,7 +18,7 @@ import torch
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
 from ..batch import Batch
 from ..builder import build_policy
-from .common import ValueBasedLearner, loss_function, n_step_target
+from .common import ValueBasedLearner, legal_next, loss_function, n_step_target
 
 __all__ = ["DQNLearner", "DQNBase", "dqn_loss", "dqn_q_and_target", "dqn_target"]
 
@@ -27,7 +27,8 @@ __all__ = ["DQNLearner", "DQNBase", "dqn_loss", "dqn_q_and_target", "dqn_target"
 def dqn_q_and_target(policy: Any, model: Any, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
     """``Q(s, a)`` (with gradient) and the target ``y`` (without): ``y = r + (1 - terminal) *
     gamma**n * Q_target(s', a*)``, ``a*`` the target network's greedy action, or the online
-    network's when ``policy.double``."""
+    network's when ``policy.double``; among the legal actions of ``s'`` when the batch has
+    ``next_legal_action_mask`` (a replay that keeps masks)."""
     q = model(batch["state"]).gather(1, batch["action"].unsqueeze(1)).squeeze(1)
     return q, dqn_target(policy, model, batch)
 
@@ -37,10 +38,10 @@ def dqn_target(policy: Any, model: Any, batch: Batch) -> torch.Tensor:
     with torch.no_grad():
         next_q = policy.target.model(batch["next_state"])
         if policy.double:
-            best = model(batch["next_state"]).argmax(dim=1, keepdim=True)
+            best = legal_next(model(batch["next_state"]), batch).argmax(dim=1, keepdim=True)
             next_value = next_q.gather(1, best).squeeze(1)
         else:
-            next_value = next_q.max(dim=1).values
+            next_value = legal_next(next_q, batch).max(dim=1).values
         return n_step_target(batch["reward"], batch["terminal"], batch["discount"], next_value)
 
 

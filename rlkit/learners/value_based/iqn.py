@@ -21,7 +21,7 @@ from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork, to
 from ...core.checks import finite_float, positive_int
 from ..batch import Batch
 from ..builder import build_policy
-from .common import ValueBasedLearner, n_step_target
+from .common import ValueBasedLearner, legal_next, n_step_target
 from .qr_dqn import quantile_huber_loss
 
 __all__ = ["IQNLearner", "IQNBase", "iqn_loss"]
@@ -69,7 +69,8 @@ def iqn_loss(
         next_state = batch["next_state"]
         target_model = policy.target.model
         chooser = model(next_state) if policy.double else target_model(next_state)
-        best = chooser.unflatten(-1, (-1, quantiles.shape[2])).mean(1).argmax(1)  # (B,)
+        values = chooser.unflatten(-1, (-1, quantiles.shape[2])).mean(1)
+        best = legal_next(values, batch).argmax(1)  # (B,)
         next_quantiles = target_model.quantiles(next_state, taus_next)  # (B, N', A)
         next_value = next_quantiles.gather(
             2, best.view(-1, 1, 1).expand(size, policy.n_tau_target, 1)

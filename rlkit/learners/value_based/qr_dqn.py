@@ -18,7 +18,7 @@ from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork
 from ...core.checks import finite_float, positive_int
 from ..batch import Batch
 from ..builder import build_policy
-from .common import ValueBasedLearner, n_step_target
+from .common import ValueBasedLearner, legal_next, n_step_target
 
 __all__ = ["QRDQNLearner", "QRDQNBase", "qr_dqn_loss", "quantile_huber_loss"]
 
@@ -58,7 +58,7 @@ def qr_dqn_loss(
         chooser = (
             _quantiles(policy, model(batch["next_state"])) if policy.double else next_quantiles
         )
-        best = chooser.mean(dim=1).argmax(dim=1)
+        best = legal_next(chooser.mean(dim=1), batch).argmax(dim=1)
         next_value = next_quantiles.gather(2, best.view(-1, 1, 1).expand(size)).squeeze(2)
         discount = batch["discount"]
         if isinstance(discount, torch.Tensor):
