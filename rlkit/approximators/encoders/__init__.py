@@ -41,6 +41,7 @@ from .one_hot import OneHotEncoder
 
 __all__ = [
     "encoder_for",
+    "ENCODERS",
     "FlattenEncoder",
     "OneHotEncoder",
     "MultiBinaryEncoder",
@@ -48,6 +49,16 @@ __all__ = [
     "ImageKeyEncoder",
     "CombinedEncoder",
 ]
+
+#: the encoder classes (a network starting with one takes batches of observations only)
+ENCODERS = (
+    FlattenEncoder,
+    OneHotEncoder,
+    MultiBinaryEncoder,
+    MultiDiscreteEncoder,
+    ImageKeyEncoder,
+    CombinedEncoder,
+)
 
 
 def encoder_for(space: Any, *, cnn: str = "nature", seed: Any = 0) -> nn.Module:
