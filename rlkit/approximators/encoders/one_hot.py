@@ -34,6 +34,7 @@ def one_hot(owner: str, x: torch.Tensor, n: int, start: int = 0) -> torch.Tensor
     index = x.to(torch.int64) - int(start)
     if index.numel() and (int(index.min()) < 0 or int(index.max()) >= n):
         bad = x[(index < 0) | (index >= n)].flatten()[0].item()
+        bad = int(bad) if float(bad).is_integer() else bad
         raise ValueError(
             f"{owner}: observation value {bad} is outside the space's values "
             f"{int(start)} .. {int(start) + n - 1}"

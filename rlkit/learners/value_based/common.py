@@ -435,7 +435,9 @@ class ValueBasedLearner(AbstractLearner):
     def __call__(self, env: AbstractEnv) -> np.ndarray:
         with torch.inference_mode():
             state = env.state
-            if isinstance(state, (Mapping, tuple)) or self._encoded:  # encoders take batches
+            single = not isinstance(env, AbstractVectorEnv)
+            if single and (isinstance(state, (Mapping, tuple)) or self._encoded):
+                # an encoder by space takes batches: a single observation is a batch of one
                 x = observation_tensor(one_row(state, self.state_space), self.device, self.pixels)
                 q = self._q_values(self._act_forward(x))[0]
             else:

@@ -1,0 +1,166 @@
+"""Deep learners on Dict, Tuple and Discrete observations, through the encoders by space
+(rlkit/approximators/encoders).
+
+The key check: a Dict CartPole (``{"cart": [x, x_dot], "pole": [theta, theta_dot]}``, whose
+sorted keys flatten to CartPole's own vector) gives, update for update, the same parameters as
+the same learner on CartPole itself, with torch.equal: the encoder of Box keys has no
+parameters and concatenates the same float32 numbers in the same order, so the networks'
+initial weights, every forward pass, gradient and sampled action are the same computation.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from observation_envs import DictCartPole, TupleCartPole, WrongKeys
+
+import rlkit as rk
+from rlkit.approximators.neural import q_network
+
+SMALL = {
+    "PPO": {"n_steps": 64, "batch_size": 32, "n_epochs": 2},
+    "A2C": {"n_steps": 8},
+    "VPG": {"n_steps": 64},
+    "TRPO": {"n_steps": 64, "batch_size": 32},
+}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _params(module: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in module.parameters()]
+
+
+def _assert_equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> None:
+    assert len(a) == len(b)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _on_policy(name: str, env, steps: int):
+    agent = getattr(rk, name).agent(env, seed=3, **SMALL[name])
+    hook = rk.TotalRewardPerEpisode()
+    rk.run(agent, env, rk.StopAfterNSteps(steps), hook)
+    return agent.policy, hook.rewards
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_dict_cartpole_equals_cartpole_update_for_update(name):
+    n = SMALL[name]["n_steps"]
+    flat, flat_rewards = _on_policy(name, rk.GymEnv("CartPole-v1", seed=0), 3 * n)
+    structured, rewards = _on_policy(name, rk.GymEnv(DictCartPole(), seed=0), 3 * n)
+    assert structured.updates == flat.updates == 3
+    assert rewards == flat_rewards
+    _assert_equal(_params(structured.model), _params(flat.model))
+    # and it learned something: the parameters moved from their initial values
+    fresh = getattr(rk, name)(rk.GymEnv(DictCartPole(), seed=0), seed=3, **SMALL[name])
+    assert not all(torch.equal(a, b) for a, b in zip(_params(fresh.model), _params(flat.model)))
+
+
+def test_nested_tuple_cartpole_equals_cartpole():
+    flat, _ = _on_policy("PPO", rk.GymEnv("CartPole-v1", seed=0), 128)
+    nested, _ = _on_policy("PPO", rk.GymEnv(TupleCartPole(), seed=0), 128)
+    _assert_equal(_params(nested.model), _params(flat.model))
+
+
+def test_vector_env_stacks_dict_observations_per_key_and_equals_the_flat_run():
+    dict_env = rk.VectorGymEnv([DictCartPole] * 2, seed=0)
+    dict_env.reset()
+    assert set(dict_env.state) == {"cart", "pole"} and dict_env.state["cart"].shape == (2, 2)
+    flat, _ = _on_policy("PPO", rk.VectorGymEnv("CartPole-v1", 2, seed=0), 256)
+    structured, _ = _on_policy("PPO", rk.VectorGymEnv([DictCartPole] * 2, seed=0), 256)
+    assert structured.updates == 2
+    _assert_equal(_params(structured.model), _params(flat.model))
+
+
+def test_greedy_evaluation_on_dict_observations():
+    policy = rk.PPO(rk.GymEnv(DictCartPole(), seed=0), seed=0)
+    env = rk.GymEnv(DictCartPole(), seed=1)
+    hook = rk.TotalRewardPerEpisode()
+    rk.run(rk.greedy(policy), env, rk.StopAfterNEpisodes(2), hook)
+    flat_policy = rk.PPO(rk.GymEnv("CartPole-v1", seed=0), seed=0)
+    flat_hook = rk.TotalRewardPerEpisode()
+    rk.run(rk.greedy(flat_policy), rk.GymEnv("CartPole-v1", seed=1), rk.StopAfterNEpisodes(2),
+           flat_hook)  # fmt: skip
+    assert hook.rewards == flat_hook.rewards
+
+
+def _dqn_agent(env, seed: int = 1) -> rk.Agent:
+    net = q_network(env.state_space, env.action_space, (32, 32), seed=seed)
+    q = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.Adam(p, lr=1e-3))
+    learner = rk.DQNLearner(
+        q,
+        target=rk.TargetNetwork(q, sync_every=50),
+        sampler=rk.BatchSampler(16, seed=2),
+        controller=rk.InsertSampleRatioController(64, 4, 1),
+        gamma=0.99,
+    )
+    explorer = rk.EpsilonGreedyExplorer(0.2, seed=3)
+    return rk.Agent(
+        rk.QBasedPolicy(learner, explorer),
+        rk.CircularArraySARTTrajectory(1000, env.state_space, env.action_space),
+    )
+
+
+def test_dict_cartpole_dqn_equals_cartpole_dqn_update_for_update():
+    runs = []
+    for env in (rk.GymEnv("CartPole-v1", seed=0), rk.GymEnv(DictCartPole(), seed=0)):
+        agent = _dqn_agent(env)
+        rk.run(agent, env, rk.StopAfterNSteps(400))
+        runs.append(agent)
+    flat, structured = runs
+    assert structured.policy.learner.gradient_steps == flat.policy.learner.gradient_steps == 84
+    for a, b in ((flat, structured),):
+        _assert_equal(_params(b.policy.learner.approximator.model),
+                      _params(a.policy.learner.approximator.model))  # fmt: skip
+        _assert_equal(_params(b.policy.learner.target.model), _params(a.policy.learner.target.model))
+    # the replay holds the dict as arrays by key, the same numbers as the flat replay
+    states = structured.trajectory.state.arrays
+    assert np.array_equal(np.concatenate([states["cart"], states["pole"]], 1), flat.trajectory.state)
+
+
+def test_dqn_with_vector_env_of_dict_observations():
+    env = rk.VectorGymEnv([DictCartPole] * 2, seed=0)
+    agent = _dqn_agent(env)
+    rk.run(agent, env, rk.StopAfterNSteps(300))
+    flat_env = rk.VectorGymEnv("CartPole-v1", 2, seed=0)
+    flat = _dqn_agent(flat_env)
+    rk.run(flat, flat_env, rk.StopAfterNSteps(300))
+    assert agent.policy.learner.gradient_steps > 0
+    _assert_equal(_params(agent.policy.learner.approximator.model),
+                  _params(flat.policy.learner.approximator.model))  # fmt: skip
+
+
+@pytest.mark.parametrize("learner", ["PPO", "DQN"])
+def test_an_observation_whose_keys_differ_from_the_space_is_refused_naming_the_keys(learner):
+    env = rk.GymEnv(WrongKeys(), seed=0)
+    agent = _dqn_agent(env) if learner == "DQN" else rk.PPO.agent(env, seed=0, n_steps=64,
+                                                                   batch_size=32)  # fmt: skip
+    with pytest.raises(ValueError, match=r"keys \['cart', 'pole_angle'\] differ from the Dict "
+                       r"space's keys \['cart', 'pole'\] \(missing: \['pole'\], not in the "
+                       r"space: \['pole_angle'\]\)"):  # fmt: skip
+        rk.run(agent, env, rk.StopAfterNSteps(10))
+
+
+def test_discrete_observations_are_one_hot_in_the_network():
+    env = rk.GymEnv("FrozenLake-v1", seed=0)
+    policy = rk.PPO(env, seed=0)
+    assert type(policy.model.encoder).__name__ == "OneHotEncoder"
+    assert policy.model.pi[0].in_features == 16
+    q = q_network(env.state_space, env.action_space, (8,), seed=0)
+    assert q(torch.tensor([0.0, 15.0])).shape == (2, 4)
+
+
+def _frozen_lake_success(policy, episodes: int = 100) -> float:
+    env = rk.GymEnv("FrozenLake-v1", seed=123)
+    hook = rk.TotalRewardPerEpisode()
+    rk.run(rk.greedy(policy) if not isinstance(policy, rk.Agent) else policy, env,
+           rk.StopAfterNEpisodes(episodes), hook)  # fmt: skip
+    return float(np.mean(hook.rewards))
