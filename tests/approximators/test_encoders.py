@@ -95,7 +95,8 @@ def test_dict_keys_are_encoded_in_the_spaces_sorted_order_whatever_the_dicts_ord
 
 def test_nested_dict_and_tuple_spaces_nest():
     space = Dict({
-        "goal": Tuple([Discrete(3), Dict({"x": Box(-1, 1, (2,)), "bits": gym.spaces.MultiBinary(2)})]),
+        "goal": Tuple([Discrete(3),
+                       Dict({"x": Box(-1, 1, (2,)), "bits": gym.spaces.MultiBinary(2)})]),
         "agent": gym.spaces.MultiDiscrete([2, 2]),
     })  # fmt: skip
     encoder = encoder_for(space)
@@ -121,7 +122,8 @@ def test_image_keys_use_the_cnn_and_256_features():
     out = encoder({"frame": frames.float(), "speed": torch.zeros(2, 3)})
     assert out.shape == (2, 259) and (out[:, :256] >= 0).all()  # ReLU features
     again = encoder_for(space, cnn="minatar", seed=0)
-    assert all(torch.equal(a, b) for a, b in zip(encoder.parameters(), again.parameters()))
+    pairs = zip(encoder.parameters(), again.parameters(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
 
 
 def test_a_space_without_an_encoder_is_refused_naming_it():

@@ -10,7 +10,6 @@ initial weights, every forward pass, gradient and sampled action are the same co
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -61,7 +60,8 @@ def test_dict_cartpole_equals_cartpole_update_for_update(name):
     _assert_equal(_params(structured.model), _params(flat.model))
     # and it learned something: the parameters moved from their initial values
     fresh = getattr(rk, name)(rk.GymEnv(DictCartPole(), seed=0), seed=3, **SMALL[name])
-    assert not all(torch.equal(a, b) for a, b in zip(_params(fresh.model), _params(flat.model)))
+    pairs = zip(_params(fresh.model), _params(flat.model), strict=True)
+    assert not all(torch.equal(a, b) for a, b in pairs)
 
 
 def test_nested_tuple_cartpole_equals_cartpole():
@@ -117,10 +117,9 @@ def test_dict_cartpole_dqn_equals_cartpole_dqn_update_for_update():
         runs.append(agent)
     flat, structured = runs
     assert structured.policy.learner.gradient_steps == flat.policy.learner.gradient_steps == 84
-    for a, b in ((flat, structured),):
-        _assert_equal(_params(b.policy.learner.approximator.model),
-                      _params(a.policy.learner.approximator.model))  # fmt: skip
-        _assert_equal(_params(b.policy.learner.target.model), _params(a.policy.learner.target.model))
+    a, b = flat.policy.learner, structured.policy.learner
+    _assert_equal(_params(b.approximator.model), _params(a.approximator.model))
+    _assert_equal(_params(b.target.model), _params(a.target.model))
     # the replay holds the dict as arrays by key, the same numbers as the flat replay
     states = structured.trajectory.state.arrays
     assert np.array_equal(np.concatenate([states["cart"], states["pole"]], 1), flat.trajectory.state)

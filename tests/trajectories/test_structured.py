@@ -43,7 +43,8 @@ def test_structured_array_rows_by_key():
     with pytest.raises(ValueError, match=r"keys \['pos'\] differ .*missing: \['cell'\]"):
         store[0] = {"pos": np.zeros(2)}
     image = Box(0, 255, (1, 3, 3), np.uint8)
-    assert StructuredArray.zeros(gym.spaces.Dict({"im": image}), (2,)).arrays["im"].dtype == np.uint8
+    images = StructuredArray.zeros(gym.spaces.Dict({"im": image}), (2,))
+    assert images.arrays["im"].dtype == np.uint8
 
 
 def test_replay_holds_dict_observations_as_dicts_of_arrays_and_checkpoints_them():

@@ -23,11 +23,12 @@ import pytest
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[2]))  # tests/, for the child process too
 
-import rlkit as rk  # noqa: E402
 from observation_envs import DictCartPole  # noqa: E402
+from state_helpers import assert_same  # noqa: E402
+
+import rlkit as rk  # noqa: E402
 from rlkit.core.state import get_state  # noqa: E402
 from rlkit.hooks.checkpoint import CheckpointHook, latest_checkpoint  # noqa: E402
-from state_helpers import assert_same  # noqa: E402
 
 STEPS, EVERY, KILL_AT = 1500, 500, 1234
 
@@ -76,7 +77,8 @@ def run(folder: str | Path, block: Block, resume: bool = False):
     env = rk.GymEnv(DictCartPole(), seed=0)
     policy = agent(env)
     hook = rk.TotalRewardPerEpisode() + block + CheckpointHook(folder, every_n_steps=EVERY)
-    rk.run(policy, env, rk.StopAfterNSteps(STEPS), hook, resume_from=folder if resume else None)
+    resume_from = folder if resume else None
+    rk.run(policy, env, rk.StopAfterNSteps(STEPS), hook, resume_from=resume_from)
     return policy, env, hook
 
 
