@@ -122,7 +122,8 @@ def test_dict_cartpole_dqn_equals_cartpole_dqn_update_for_update():
     _assert_equal(_params(b.target.model), _params(a.target.model))
     # the replay holds the dict as arrays by key, the same numbers as the flat replay
     states = structured.trajectory.state.arrays
-    assert np.array_equal(np.concatenate([states["cart"], states["pole"]], 1), flat.trajectory.state)
+    joined = np.concatenate([states["cart"], states["pole"]], 1)
+    assert np.array_equal(joined, flat.trajectory.state)
 
 
 def test_dqn_with_vector_env_of_dict_observations():
