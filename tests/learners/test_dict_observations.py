@@ -10,6 +10,9 @@ initial weights, every forward pass, gradient and sampled action are the same co
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -198,3 +201,14 @@ def test_dqn_learns_frozen_lake_through_one_hot_observations():
     rk.run(agent, env, rk.StopAfterNSteps(5000))
     # measured: 1.0 on seeds 0, 1, 2 after 5,000 steps (0.0, 0.0, 1.0 after 2,500)
     assert _greedy_success(agent.policy) == 1.0
+
+
+def test_the_docs_example_prints_what_the_page_says(capsys):
+    page = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "observations.md"
+    text = page.read_text()
+    (example,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)
+                  if "DictCartPole" in b]  # fmt: skip
+    exec(compile(example, str(page), "exec"), {})
+    out = capsys.readouterr().out.strip().splitlines()
+    shown = re.search(r"prints\n\n```text\n(.*?)```", text, flags=re.S).group(1).splitlines()
+    assert out == shown
