@@ -54,3 +54,21 @@ class WrongKeys(gym.ObservationWrapper):
 
     def observation(self, observation):
         return {"cart": observation["cart"], "pole_angle": observation["pole"]}
+
+
+class DictPendulum(gym.ObservationWrapper):
+    """Pendulum-v1 with observations ``{"cos_sin": [cos, sin], "speed": [theta_dot]}`` (sorted
+    keys: flattening gives Pendulum's own vector)."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("Pendulum-v1"))
+        low, high = self.env.observation_space.low, self.env.observation_space.high
+        self.observation_space = gym.spaces.Dict(
+            {
+                "speed": gym.spaces.Box(low[2:], high[2:], dtype=np.float32),
+                "cos_sin": gym.spaces.Box(low[:2], high[:2], dtype=np.float32),
+            }
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        return {"cos_sin": observation[:2], "speed": observation[2:]}

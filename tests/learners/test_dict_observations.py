@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from observation_envs import DictCartPole, TupleCartPole, WrongKeys
+from observation_envs import DictCartPole, DictPendulum, TupleCartPole, WrongKeys
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
@@ -212,3 +212,20 @@ def test_the_docs_example_prints_what_the_page_says(capsys):
     out = capsys.readouterr().out.strip().splitlines()
     shown = re.search(r"prints\n\n```text\n(.*?)```", text, flags=re.S).group(1).splitlines()
     assert out == shown
+
+
+@pytest.mark.parametrize("name", ["SAC", "TD3", "DDPG"])
+def test_dict_pendulum_equals_pendulum_for_the_off_policy_actor_critics(name):
+    runs = []
+    for env in (rk.GymEnv("Pendulum-v1", seed=0), rk.GymEnv(DictPendulum(), seed=0)):
+        agent = getattr(rk, name).agent(env, seed=0, learning_starts=100, batch_size=32,
+                                        hidden=(32, 32))  # fmt: skip
+        hook = rk.TotalRewardPerEpisode()
+        rk.run(agent, env, rk.StopAfterNSteps(300), hook)
+        greedy = rk.TotalRewardPerEpisode()
+        rk.run(rk.greedy(agent.policy), env, rk.StopAfterNEpisodes(1), greedy)
+        runs.append((agent.policy, hook.rewards, greedy.rewards))
+    (flat, flat_rewards, flat_greedy), (structured, rewards, greedy_rewards) = runs
+    assert structured.updates == flat.updates == 200
+    assert rewards == flat_rewards and greedy_rewards == flat_greedy
+    _assert_equal(_params(structured.model), _params(flat.model))
