@@ -229,3 +229,22 @@ def test_dict_pendulum_equals_pendulum_for_the_off_policy_actor_critics(name):
     assert structured.updates == flat.updates == 200
     assert rewards == flat_rewards and greedy_rewards == flat_greedy
     _assert_equal(_params(structured.model), _params(flat.model))
+
+
+def test_predict_takes_dict_observations_one_or_a_batch():
+    policy = rk.PPO(rk.GymEnv(DictCartPole(), seed=0), seed=0)
+    flat = rk.PPO(rk.GymEnv("CartPole-v1", seed=0), seed=0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 4)).astype(np.float32)
+    batch = {"pole": x[:, 2:], "cart": x[:, :2]}
+    assert policy.predict(batch).tolist() == flat.predict(x).tolist()
+    assert policy.predict({"cart": x[0, :2], "pole": x[0, 2:]}) == flat.predict(x[0])
+    sac = rk.SAC(rk.GymEnv(DictPendulum(), seed=0), seed=0)
+    flat_sac = rk.SAC(rk.GymEnv("Pendulum-v1", seed=0), seed=0)
+    obs = {"cos_sin": np.array([0.6, 0.8], np.float32), "speed": np.array([1.0], np.float32)}
+    assert sac.predict(obs).tolist() == flat_sac.predict(np.array([0.6, 0.8, 1.0])).tolist()
+    with pytest.raises(ValueError, match=r"PPO.predict: every array of a Dict observation .* "
+                       r"\[\(\(3, 2\), \(2,\)\), \(\(2, 2\), \(2,\)\)\]"):  # fmt: skip
+        policy.predict({"cart": np.ones((3, 2)), "pole": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match=r"PPO.predict: the observation's keys \['cart'\]"):
+        policy.predict({"cart": np.ones(2)})

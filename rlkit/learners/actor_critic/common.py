@@ -403,7 +403,11 @@ class OffPolicyActorCritic(BuiltPolicy):
         owner = type(self).name
         batch, single = observation_batch(owner, obs, self.state_space)
         mask_batch(owner, action_masks, len(batch), None)
-        obs_t = torch.as_tensor(batch, dtype=torch.float32, device=self.device)
+        obs_t = (
+            self.observation_tensor(batch)  # a Dict/Tuple observation: tensors by key
+            if isinstance(batch, dict)
+            else torch.as_tensor(batch, dtype=torch.float32, device=self.device)
+        )
         with torch.no_grad():
             if deterministic or not self.samples_in_predict:
                 scaled = self.model(obs_t)
