@@ -243,6 +243,14 @@ def test_predict_takes_dict_observations_one_or_a_batch():
     flat_sac = rk.SAC(rk.GymEnv("Pendulum-v1", seed=0), seed=0)
     obs = {"cos_sin": np.array([0.6, 0.8], np.float32), "speed": np.array([1.0], np.float32)}
     assert sac.predict(obs).tolist() == flat_sac.predict(np.array([0.6, 0.8, 1.0])).tolist()
+    dqns = []
+    for env in (rk.GymEnv(DictCartPole(), seed=0), rk.GymEnv("CartPole-v1", seed=0)):
+        agent = _dqn_agent(env)
+        rk.run(agent, env, rk.StopAfterNSteps(5))  # a run records the spaces it acts on
+        dqns.append(agent)
+    dqn, flat_dqn = dqns
+    assert dqn.policy.predict(batch).tolist() == flat_dqn.policy.predict(x).tolist()
+    assert dqn.policy.predict({"cart": x[0, :2], "pole": x[0, 2:]}) == flat_dqn.policy.predict(x[0])
     with pytest.raises(ValueError, match=r"PPO.predict: every array of a Dict observation .* "
                        r"\[\(\(3, 2\), \(2,\)\), \(\(2, 2\), \(2,\)\)\]"):  # fmt: skip
         policy.predict({"cart": np.ones((3, 2)), "pole": np.zeros((2, 2))})

@@ -435,7 +435,7 @@ class ValueBasedLearner(AbstractLearner):
     def __call__(self, env: AbstractEnv) -> np.ndarray:
         with torch.inference_mode():
             state = env.state
-            single = not isinstance(env, AbstractVectorEnv)
+            single = not getattr(env, "is_vector", False)
             if single and (isinstance(state, (Mapping, tuple)) or self._encoded):
                 # an encoder by space takes batches: a single observation is a batch of one
                 x = observation_tensor(one_row(state, self.state_space), self.device, self.pixels)
