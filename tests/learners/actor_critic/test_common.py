@@ -131,7 +131,8 @@ def test_bad_hidden_device_and_observation_space_are_refused(cls):
         cls(env, device="gpu")
     box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
     # a Dict observation gets its encoder (docs/how-to/observations.md); a Text one has none
-    assert cls(state_space=gym.spaces.Dict({"a": box}), action_space=box).model.actor.encoder is not None
+    policy = cls(state_space=gym.spaces.Dict({"a": box}), action_space=box)
+    assert policy.model.actor.encoder is not None
     with pytest.raises(TypeError, match="encoder_for: no encoder for the observation space Text"):
         cls(state_space=gym.spaces.Text(3), action_space=box)
 
