@@ -33,6 +33,12 @@ def is_structured(state: Any) -> bool:
     return isinstance(state, (Mapping, tuple))
 
 
+def _is_structured(state: Any, space: Any) -> bool:
+    """A Dict/Tuple observation: by its space when known (a Box observation given as a tuple
+    of numbers is an array), else by its type."""
+    return is_structured_space(space) if space is not None else is_structured(state)
+
+
 def one_row(state: Any, space: Any = None) -> Any:
     """A single env's observation as a batch of one (a leading dimension on every array).
 
@@ -41,7 +47,7 @@ def one_row(state: Any, space: Any = None) -> Any:
         >>> one_row(np.zeros(4)).shape, one_row({"a": np.zeros(2)})["a"].shape
         ((1, 4), (1, 2))
     """
-    if is_structured(state) or is_structured_space(space):
+    if _is_structured(state, space):
         rows = structured("observation", space, state) if space is not None else state
         if isinstance(rows, tuple):
             rows = dict(enumerate(rows))
@@ -59,7 +65,7 @@ def observation_tensor(owner: str, state: Any, device: torch.device, space: Any 
         >>> observation_tensor("PPO", np.zeros((2, 3)), torch.device("cpu")).dtype
         torch.float32
     """
-    if is_structured(state) or is_structured_space(space):
+    if _is_structured(state, space):
         if space is not None:
             state = structured(owner, space, state)
         elif isinstance(state, tuple):
