@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -256,3 +257,20 @@ def test_predict_takes_dict_observations_one_or_a_batch():
         policy.predict({"cart": np.ones((3, 2)), "pole": np.zeros((2, 2))})
     with pytest.raises(ValueError, match=r"PPO.predict: the observation's keys \['cart'\]"):
         policy.predict({"cart": np.ones(2)})
+
+
+def test_image_keys_inside_a_dict_use_the_cnn():
+    space = gym.spaces.Dict({
+        "frame": gym.spaces.Box(0, 255, (1, 10, 10), np.uint8),
+        "speed": gym.spaces.Box(-1, 1, (2,), np.float32),
+    })  # fmt: skip
+    policy = rk.PPO(state_space=space, action_space=gym.spaces.Discrete(3), cnn="minatar", seed=0)
+    encoder = policy.model.encoder.encoders["frame"]
+    assert type(encoder).__name__ == "ImageKeyEncoder" and encoder.body.cnn == "minatar"
+    assert policy.model.pi[0].in_features == 256 + 2
+    space.seed(0)
+    batch = {"frame": np.stack([space.sample()["frame"] for _ in range(4)]),
+             "speed": np.zeros((4, 2), np.float32)}  # fmt: skip
+    assert policy.model(policy.observation_tensor(batch)).shape == (4, 3)
+    q = q_network(space, gym.spaces.Discrete(3), (16,), cnn="minatar", seed=0)
+    assert q({k: torch.as_tensor(v, dtype=torch.float32) for k, v in batch.items()}).shape == (4, 3)
