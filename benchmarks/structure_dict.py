@@ -12,7 +12,7 @@ on a separate env. Targets: return at least SB3's on 3 seeds; time <= 0.7 x SB3'
 This file is ``benchmarks/structure_dict.py`` (not ``structure.py --part dict``: another
 change creates ``benchmarks/structure.py``). Usage::
 
-    python benchmarks/structure_dict.py [--seeds 3] [--steps 100000] [--no-sb3]
+    python benchmarks/structure_dict.py [--seeds 3] [--first-seed 0] [--steps 100000] [--no-sb3]
 """
 
 from __future__ import annotations
@@ -94,13 +94,14 @@ def train_sb3(seed: int, steps: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--no-sb3", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"PPO on a Dict CartPole, {args.steps} steps, {N_ENVS} envs; torch {torch.__version__}, "
           f"{platform.processor() or platform.machine()}")  # fmt: skip
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         seconds, mean = train_rlkit(seed, args.steps)
         line = f"seed {seed}: rlkit {seconds:6.1f} s, greedy mean {mean:6.1f}"
         if not args.no_sb3:
