@@ -168,6 +168,19 @@ _LAZY: dict[str, str] = {
     ),
     "TileCoder": "rlkit.approximators.tile_coding",
     "TargetNetwork": "rlkit.approximators.neural",
+    # encoders by observation space (docs/how-to/observations.md)
+    **dict.fromkeys(
+        [
+            "encoder_for",
+            "FlattenEncoder",
+            "OneHotEncoder",
+            "MultiBinaryEncoder",
+            "MultiDiscreteEncoder",
+            "ImageKeyEncoder",
+            "CombinedEncoder",
+        ],
+        "rlkit.approximators.encoders",
+    ),
     # using trained policies (docs/how-to/trained-policies.md)
     **dict.fromkeys(["save", "load"], "rlkit.deploy.save_load"),
     "export": "rlkit.deploy.export",

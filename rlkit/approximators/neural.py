@@ -438,7 +438,10 @@ def q_network(
 ) -> nn.Module:
     """An MLP mapping observations of a ``Box`` ``state_space`` to one value per action of a
     ``Discrete`` ``action_space`` (``n_quantiles`` values per action, flattened quantile-major,
-    for :class:`~rlkit.QRDQNLearner`). Multi-dimensional observations are flattened.
+    for :class:`~rlkit.QRDQNLearner`). Multi-dimensional observations are flattened. Other
+    observation spaces (``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict``, ``Tuple``)
+    go through their encoder first (``rlkit/approximators/encoders``, ``cnn`` naming the
+    body of image keys); such a network takes batches only.
 
     With ``cnn`` (``"nature"``: Mnih et al. 2015; ``"minatar"``: Young & Tian 2019) the
     observations are ``uint8`` images ``(C, H, W)`` and the network is that CNN body
@@ -462,15 +465,15 @@ def q_network(
 
     from .cnn import CNN_NAMES, is_image_space
 
-    if not isinstance(state_space, gym.spaces.Box):
-        raise TypeError(f"q_network: state_space must be a gymnasium Box, got {state_space}")
     if not isinstance(action_space, gym.spaces.Discrete):
         raise TypeError(f"q_network: action_space must be gymnasium Discrete, got {action_space}")
     n_quantiles = optional_positive_int("q_network", "n_quantiles", n_quantiles)
     if dueling and n_quantiles is not None:
         raise ValueError("q_network: dueling heads are not supported with n_quantiles")
-    shape = state_space.shape
     n_out = int(action_space.n) * (n_quantiles or 1)
+    if not isinstance(state_space, gym.spaces.Box) or state_space.shape == ():
+        return _encoded_q_network(state_space, n_out, hidden, cnn, dueling, activation, seed)
+    shape = state_space.shape
     if cnn is not None:
         return _cnn_q_network(state_space, n_out, hidden, cnn, dueling, activation, seed)
     if is_image_space(state_space):
@@ -486,6 +489,31 @@ def q_network(
     if len(shape) > 1:
         return nn.Sequential(nn.Flatten(start_dim=-len(shape)), *body)
     return body
+
+
+def _encoded_q_network(
+    state_space: Any,
+    n_out: int,
+    hidden: Sequence[int],
+    cnn: str | None,
+    dueling: bool,
+    activation: Callable[[], nn.Module],
+    seed: int | np.random.SeedSequence | None,
+) -> nn.Module:
+    """The encoder of ``state_space`` (``rlkit/approximators/encoders``: ``Discrete``
+    one-hot, ``Dict``/``Tuple`` concatenated, ...) then ``mlp(features, n_out, hidden)``
+    initialised from ``seed`` as the MLP of a ``Box`` is (an encoder of ``Box`` keys has no
+    parameters, so a ``Dict`` of them gives the weights of the flattened observation's MLP)."""
+    from .encoders import encoder_for
+
+    try:
+        encoder = encoder_for(state_space, cnn=cnn or "nature", seed=seed)
+    except TypeError as error:
+        raise TypeError(f"q_network: {error}") from None
+    head = mlp(
+        encoder.n_features, n_out, hidden, activation=activation, dueling=dueling, seed=seed
+    )
+    return nn.Sequential(encoder, *head)
 
 
 def _cnn_q_network(

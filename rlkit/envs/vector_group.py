@@ -204,9 +204,9 @@ class _Group:
         final = state
         if done.any():
             if self.same_step:
-                final = state.copy()
+                final = _copied(state)
                 for i in np.flatnonzero(done):
-                    final[i] = info["final_obs"][i]
+                    _set_row(final, i, info["final_obs"][i])
             else:  # NEXT_STEP and DISABLED: reset the finished sub-envs now
                 state, reset_info = self.vec.reset(options={"reset_mask": done})
                 state = state.copy() if state is final else state
@@ -329,3 +329,25 @@ def _mask(info: dict[str, Any], n: int) -> np.ndarray | None:
         return None
     mask = np.asarray(mask, dtype=bool)
     return mask.reshape(n, -1) if mask.ndim != 2 and mask.size % n == 0 else mask
+
+
+def _copied(state: Any) -> Any:
+    """A copy of a batch of observations (a Dict/Tuple space's: a dict/tuple of arrays)."""
+    if isinstance(state, dict):
+        return {k: _copied(v) for k, v in state.items()}
+    if isinstance(state, tuple):
+        return tuple(_copied(v) for v in state)
+    return state.copy()
+
+
+def _set_row(batch: Any, i: int, obs: Any) -> None:
+    """Row ``i`` of a batch of observations := ``obs``, per key for Dict/Tuple spaces
+    (gymnasium's vector envs stack those per key)."""
+    if isinstance(batch, dict):
+        for key, value in batch.items():
+            _set_row(value, i, obs[key])
+    elif isinstance(batch, tuple):
+        for value, part in zip(batch, obs, strict=True):
+            _set_row(value, i, part)
+    else:
+        batch[i] = obs

@@ -25,7 +25,15 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["observation_batch", "mask_batch", "single_or_batch", "masked_argmax"]
+from ..trajectories.structured import is_structured_space, leading_length, map_leaves, structured
+
+__all__ = [
+    "observation_batch",
+    "mask_batch",
+    "single_or_batch",
+    "masked_argmax",
+    "ObservationBatch",
+]
 
 
 def _state_shape(space: Any) -> tuple[int, ...]:
@@ -41,6 +49,8 @@ def observation_batch(owner: str, obs: Any, space: Any) -> tuple[np.ndarray, boo
     """``(batch, single)``: ``obs`` with a leading batch dimension, and whether it was one
     observation. The shape decides, as in SB3: ``space.shape`` is one observation,
     ``(n, *space.shape)`` a batch; anything else is refused naming both shapes."""
+    if is_structured_space(space):
+        return _structured_batch(owner, obs, space)
     array = np.asarray(obs)
     shape = _state_shape(space)
     if array.shape == shape:
@@ -50,6 +60,40 @@ def observation_batch(owner: str, obs: Any, space: Any) -> tuple[np.ndarray, boo
     raise ValueError(
         f"{owner}.predict: observations must have shape {shape} (one) or (n, *{shape}) (a "
         f"batch) for the observation space {space}, got shape {array.shape}"
+    )
+
+
+class ObservationBatch(dict):
+    """A batch of ``Dict``/``Tuple`` observations: arrays by key (nested), whose ``len`` is
+    the number of observations (not of keys)."""
+
+    def __len__(self) -> int:
+        return leading_length(dict(self)) if dict.__len__(self) else 0
+
+
+def _leaf_pairs(value: Any, space: Any) -> list[tuple[np.ndarray, tuple[int, ...]]]:
+    if is_structured_space(space):
+        subspaces = space.spaces.values() if isinstance(space, gym.spaces.Dict) else space.spaces
+        return [pair for v, sub in zip(value.values(), subspaces, strict=True)
+                for pair in _leaf_pairs(v, sub)]  # fmt: skip
+    return [(value, _state_shape(space))]
+
+
+def _structured_batch(owner: str, obs: Any, space: Any) -> tuple[ObservationBatch, bool]:
+    """A ``Dict``/``Tuple`` observation (or a batch of them: every array with one more leading
+    dimension, of the same length) as an :class:`ObservationBatch`, and whether it was one."""
+    value = structured(f"{owner}.predict", space, obs)
+    pairs = _leaf_pairs(value, space)
+    if all(a.shape == shape for a, shape in pairs):
+        return ObservationBatch(map_leaves(lambda a: a[None], value)), True
+    batched = all(a.ndim == len(shape) + 1 and a.shape[1:] == shape for a, shape in pairs)
+    if batched and len({a.shape[0] for a, _ in pairs}) == 1:
+        return ObservationBatch(value), False
+    got = [(tuple(a.shape), shape) for a, shape in pairs]
+    raise ValueError(
+        f"{owner}.predict: every array of a {type(space).__name__} observation must have its "
+        f"space's shape (one observation) or one more leading dimension of the same length (a "
+        f"batch); got (shape, space shape) per key {got}"
     )
 
 

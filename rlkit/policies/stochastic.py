@@ -33,6 +33,7 @@ from ..core.state import get_state, require_keys, set_state
 from ..trajectories.rollout import RolloutTrajectory
 from .distributions import ActionDistribution, distribution_for
 from .non_finite import cannot_act
+from .observations import all_finite, flat_rows, is_structured, observation_tensor, one_row
 from .predict import mask_batch, observation_batch, single_or_batch
 from .spaces import check_env_fits
 
@@ -47,9 +48,15 @@ def is_vector_env(env: Any) -> bool:
     return getattr(env, "is_vector", False)
 
 
-def batch_view(env: Any, name: str) -> np.ndarray:
-    """``getattr(env, name)`` with a leading env dimension (of 1 for a single env)."""
-    value = np.asarray(getattr(env, name))
+def batch_view(env: Any, name: str) -> Any:
+    """``getattr(env, name)`` with a leading env dimension (of 1 for a single env); a
+    ``Dict``/``Tuple`` observation as a dict of such arrays."""
+    value = getattr(env, name)
+    if is_structured(value):
+        if is_vector_env(env):
+            return dict(enumerate(value)) if isinstance(value, tuple) else value
+        return one_row(value)
+    value = np.asarray(value)
     return value if is_vector_env(env) else value[None]
 
 
@@ -109,14 +116,11 @@ class StochasticPolicy(AbstractPolicy):
         return f"{type(self).__name__}({self.dist_class.__name__})"
 
     # ---- acting ----
-    def observation_tensor(self, state: Any) -> torch.Tensor:
-        try:
-            return torch.as_tensor(np.asarray(state), dtype=torch.float32, device=self.device)
-        except TypeError as error:  # e.g. the None state of an env that was never reset
-            raise TypeError(
-                f"{type(self).__name__}: cannot act on the observation {state!r:.80}; an env "
-                f"has no observation before env.reset()"
-            ) from error
+    def observation_tensor(self, state: Any) -> Any:
+        """A batch of observations as the model takes it: a float32 tensor, or dicts of them
+        for a ``Dict``/``Tuple`` observation (:mod:`rlkit.policies.observations`)."""
+        space = getattr(self, "state_space", None)
+        return observation_tensor(type(self).__name__, state, self.device, space)
 
     def distribution(self, obs: torch.Tensor, mask: Any = None) -> ActionDistribution:
         """The action distribution for a batch of observations."""
@@ -131,7 +135,8 @@ class StochasticPolicy(AbstractPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        obs = self.observation_tensor(env.state if vector else np.asarray(env.state)[None])
+        space = getattr(self, "state_space", None)
+        obs = self.observation_tensor(env.state if vector else one_row(env.state, space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
@@ -140,13 +145,13 @@ class StochasticPolicy(AbstractPolicy):
                 dist = self.distribution(obs, mask)
                 actions = self.choose(dist)
             except (RuntimeError, ValueError) as error:  # torch's "probability tensor ..."
-                if torch.isfinite(obs).all():
+                if all_finite(obs):
                     raise
-                raise cannot_act(_owner(self), obs, env, vector) from error
+                raise cannot_act(_owner(self), flat_rows(obs), env, vector) from error
             extras = self.extra_action_out(obs, dist, actions)
         self.last_action = actions.cpu().numpy()
         if self._clip and not np.isfinite(self.last_action).all():  # a Gaussian's nan sample
-            raise cannot_act(_owner(self), obs, env, vector)
+            raise cannot_act(_owner(self), flat_rows(obs), env, vector)
         self.last_extras = {k: v.detach().cpu().numpy() for k, v in extras.items()}
         if mask is not None:  # learners rebuild the same distribution from the stored mask
             self.last_extras["legal_action_mask"] = np.asarray(mask, dtype=bool)
@@ -263,12 +268,13 @@ class DeterministicPolicy(AbstractPolicy):
     def act(self, env: Any) -> Any:
         policy = self.policy
         vector = is_vector_env(env)
-        obs = policy.observation_tensor(env.state if vector else np.asarray(env.state)[None])
+        space = getattr(policy, "state_space", None)
+        obs = policy.observation_tensor(env.state if vector else one_row(env.state, space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
-        if not torch.isfinite(obs).all():  # a mode of nan logits is an arbitrary action
-            raise cannot_act(f"rk.greedy({_owner(policy)})", obs, env, vector)
+        if not all_finite(obs):  # a mode of nan logits is an arbitrary action
+            raise cannot_act(f"rk.greedy({_owner(policy)})", flat_rows(obs), env, vector)
         with torch.no_grad():
             actions = policy.distribution(obs, mask).mode()
         return policy.env_action(actions.cpu().numpy(), vector)
@@ -306,5 +312,6 @@ def _(
         trajectory.write_outcome(env.reward, env.is_terminated, env.is_truncated, env.final_state)
     else:
         trajectory.write_outcome(
-            [env.reward], [env.is_terminated], [env.is_truncated], np.asarray(env.state)[None]
-        )
+            [env.reward], [env.is_terminated], [env.is_truncated],
+            one_row(env.state, getattr(policy, "state_space", None)),
+        )  # fmt: skip

@@ -11,6 +11,7 @@ from ..core.checks import is_int, positive_int
 from ..core.dispatch import update
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PostActStage, PreActStage, PreEpisodeStage
+from .structured import StructuredArray, is_structured_space, leading_length
 
 __all__ = ["CircularArraySARTTrajectory", "space_layout"]
 
@@ -39,7 +40,9 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     int64; ``MultiDiscrete``: its shape, int64; ``MultiBinary``: its shape, int8) or are given
     explicitly (``state_shape``/``state_dtype``/``action_shape``/``action_dtype`` override what
     the spaces say, e.g. ``state_dtype=np.uint8`` for image observations). ``reward`` is float32,
-    ``terminal`` and ``truncated`` are bool.
+    ``terminal`` and ``truncated`` are bool. For a ``Dict`` or ``Tuple`` observation space the
+    states are a :class:`~rlkit.trajectories.structured.StructuredArray`: one array per key
+    (``uint8`` image keys stay ``uint8``), and ``t.state[i]`` is a dict of rows by key.
 
     Legal-action masks (``legal_action_masks=True``, a ``Discrete`` action space): the mask of
     every transition's next state is kept too, ``next_legal_action_mask`` (``(capacity, n)``
@@ -90,19 +93,24 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
                 f"(action_space=env.action_space), got action_space={action_space!r}"
             )
         self.capacity = int(capacity)
-        self.state_shape, self.state_dtype = _layout(
-            name, "state", state_space, state_shape, state_dtype, np.float32
-        )
+        # a Dict/Tuple observation space: the states are a dict of arrays by key
+        self.structured = is_structured_space(state_space) and state_shape is None
+        if self.structured:
+            self.state_shape, self.state_dtype = (), np.dtype(np.float32)  # per key: the space's
+        else:
+            self.state_shape, self.state_dtype = _layout(
+                name, "state", state_space, state_shape, state_dtype, np.float32
+            )
         self.action_shape, self.action_dtype = _layout(
             name, "action", action_space, action_shape, action_dtype, np.int64
         )
         n = self.capacity
-        self.state = np.zeros((n, *self.state_shape), self.state_dtype)
+        self.state = self._states(state_space, name)
         self.action = np.zeros((n, *self.action_shape), self.action_dtype)
         self.reward = np.zeros(n, np.float32)
         self.terminal = np.zeros(n, bool)
         self.truncated = np.zeros(n, bool)
-        self.next_state = np.zeros((n, *self.state_shape), self.state_dtype)
+        self.next_state = self._states(state_space, name)
         if legal_action_masks:
             self.next_legal_action_mask = np.ones((n, int(action_space.n)), bool)
         self.head = 0  # the slot the next transition is written to
@@ -110,6 +118,12 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self.pending = False  # PreAct wrote the head slot, PostAct has not completed it yet
         self.n_pending = 1  # slots PreAct wrote (n_envs for a vector env's batch)
         self.stride = 1  # slots between one (sub-)env's consecutive transitions: n_envs
+
+    def _states(self, space: Any, owner: str) -> Any:
+        """Zero states: one array, or a :class:`StructuredArray` for a Dict/Tuple space."""
+        if self.structured:
+            return StructuredArray.zeros(space, (self.capacity,), owner)
+        return np.zeros((self.capacity, *self.state_shape), self.state_dtype)
 
     def __repr__(self) -> str:
         return (
@@ -151,7 +165,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     # ---- writing: what the recording methods below call ----
     def begin_transition(self, state: Any, action: Any) -> None:
         """Copy ``state`` and ``action`` into the slot at the head (PreAct)."""
-        if getattr(state, "shape", None) != self.state_shape:
+        if not self.structured and getattr(state, "shape", None) != self.state_shape:
             self._check_shape("state", state)
         head = self.head
         self.state[head] = state
@@ -162,7 +176,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         self, reward: float, terminal: bool, truncated: bool, next_state: Any
     ) -> None:
         """Complete the transition at the head and advance the head (PostAct)."""
-        if getattr(next_state, "shape", None) != self.state_shape:
+        if not self.structured and getattr(next_state, "shape", None) != self.state_shape:
             self._check_shape("next state", next_state)
         head = self.head
         self.reward[head] = reward
@@ -208,7 +222,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     def begin_transitions(self, states: Any, actions: Any) -> None:
         """Copy a vector env's batch of states and actions into the ``len(states)`` slots from
         the head on (PreAct); sub-env ``i``'s row goes to slot ``(head + i) % capacity``."""
-        n = len(states)
+        n = leading_length(states) if self.structured else len(states)
         if n > self.capacity:
             raise ValueError(
                 f"{type(self).__name__}: capacity {self.capacity} is smaller than the batch of "
@@ -298,7 +312,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
         checkpoints; the unwritten rows are zeros and are not saved (a 1M-transition replay
         after 500 steps saves 500 rows)."""
         filled = self.n_written
-        if any(getattr(self, name)[filled:].any() for name in TRACES):
+        if any(_any(getattr(self, name)[filled:]) for name in TRACES):
             filled = self.capacity  # rows written past the counters (by hand): keep them all
         masks = self.next_legal_action_mask
         if masks is not None and not masks[filled:].all():
@@ -316,7 +330,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             "pending": self.pending,
             "n_pending": self.n_pending,
             "stride": self.stride,
-            **{name: getattr(self, name)[:filled].copy() for name in TRACES},
+            **{name: _copy(getattr(self, name)[:filled]) for name in TRACES},
             **extra,
         }
 
@@ -351,7 +365,10 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
                 f"{name}: checkpoint has filled={filled} rows, fewer than the {written} its "
                 f"counters say were written (n_inserted={state['n_inserted']})"
             )
-        arrays = {trace: np.asarray(state[trace]) for trace in TRACES}
+        structured = {t: getattr(self, t) for t in TRACES if self.structured and "state" in t}
+        for trace, store in structured.items():  # check everything before writing anything
+            store.check_saved(filled, state[trace])
+        arrays = {trace: np.asarray(state[trace]) for trace in TRACES if trace not in structured}
         masks = self.next_legal_action_mask
         if (masks is None) != ("next_legal_action_mask" not in state):
             raise ValueError(
@@ -362,7 +379,7 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             )
         if masks is not None:
             arrays["next_legal_action_mask"] = np.asarray(state["next_legal_action_mask"])
-        for trace, array in arrays.items():  # check everything before writing anything
+        for trace, array in arrays.items():
             expected_shape = (filled, *getattr(self, trace).shape[1:])
             if array.shape != expected_shape:
                 raise ValueError(
@@ -373,11 +390,27 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
             target = getattr(self, trace)
             target[:filled] = array
             target[filled:] = trace == "next_legal_action_mask"  # unwritten: zeros, masks True
+        for trace, store in structured.items():
+            store.load(filled, state[trace])
         self.head = int(state["head"])
         self.n_inserted = int(state["n_inserted"])
         self.pending = bool(state["pending"])
         self.n_pending = int(state.get("n_pending", 1))  # absent before vector envs
         self.stride = int(state.get("stride", 1))
+
+
+def _any(rows: Any) -> bool:
+    """Whether any number of some rows (an array, or a dict of them) is nonzero."""
+    if isinstance(rows, dict):
+        return any(_any(v) for v in rows.values())
+    return bool(rows.any())
+
+
+def _copy(rows: Any) -> Any:
+    """A copy of some rows (an array, or a dict of them: a Dict observation's)."""
+    if isinstance(rows, dict):
+        return {k: _copy(v) for k, v in rows.items()}
+    return rows.copy()
 
 
 def space_layout(space: gym.Space) -> tuple[tuple[int, ...], np.dtype]:

@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ import numpy as np
 from ..core.checks import positive_int
 from ..core.interfaces import AbstractTrajectory
 from ..core.state import require_keys, state_count
+from .structured import map_leaves
 
 __all__ = ["RolloutTrajectory"]
 
@@ -68,9 +70,16 @@ class RolloutTrajectory(AbstractTrajectory):
         """Whether ``n_steps`` complete steps are stored."""
         return self.t == self.n_steps
 
-    def _write(self, name: str, value: Any) -> None:
+    def _write(self, name: str, value: Any, traces: dict[Any, Any] | None = None) -> None:
+        traces = self.traces if traces is None else traces
+        if isinstance(value, (Mapping, tuple)):  # a Dict/Tuple observation: arrays by key
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            sub = traces.setdefault(name, {})
+            for key, part in items:
+                self._write(key, part, sub)
+            return
         value = np.asarray(value)
-        array = self.traces.get(name)
+        array = traces.get(name)
         if array is None:
             if value.shape[:1] != (self.n_envs,):
                 raise ValueError(
@@ -78,7 +87,7 @@ class RolloutTrajectory(AbstractTrajectory):
                     f"dimension of n_envs={self.n_envs}"
                 )
             array = np.zeros((self.n_steps, *value.shape), dtype=value.dtype)
-            self.traces[name] = array
+            traces[name] = array
         array[self.t] = value
 
     def write_action(self, state: Any, action: Any, extras: dict[str, Any] | None = None) -> None:
@@ -106,7 +115,7 @@ class RolloutTrajectory(AbstractTrajectory):
 
     def batch(self) -> dict[str, np.ndarray]:
         """The stored steps, ``(t, n_envs, ...)`` per trace (views, valid until :meth:`clear`)."""
-        return {name: array[: self.t] for name, array in self.traces.items()}
+        return {name: map_leaves(lambda a: a[: self.t], v) for name, v in self.traces.items()}
 
     def clear(self) -> None:
         """Forget the stored steps (the arrays are kept for the next rollout)."""
@@ -118,13 +127,13 @@ class RolloutTrajectory(AbstractTrajectory):
         return {
             "t": self.t,
             "half": self._half,
-            "traces": {name: array.copy() for name, array in self.traces.items()},
+            "traces": {name: map_leaves(np.copy, v) for name, v in self.traces.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         require_keys("RolloutTrajectory", state, "t", "half", "traces")
-        traces = {name: np.array(array) for name, array in state["traces"].items()}
-        for name, array in traces.items():  # a rollout of another size fails later, mid-run
+        traces = {name: map_leaves(np.array, v) for name, v in state["traces"].items()}
+        for name, array in _leaves(traces):  # a rollout of another size fails later, mid-run
             if array.shape[:2] != (self.n_steps, self.n_envs):
                 raise ValueError(
                     f"RolloutTrajectory.load_state_dict: trace {name!r} holds n_steps x n_envs = "
@@ -139,3 +148,12 @@ class RolloutTrajectory(AbstractTrajectory):
         self.t = t
         self._half = bool(state["half"])
         self.traces = traces
+
+
+def _leaves(traces: Mapping[Any, Any], prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
+    """``(name, array)`` of every trace, a Dict observation's as ``state/key``."""
+    for name, value in traces.items():
+        if isinstance(value, Mapping):
+            yield from _leaves(value, f"{prefix}{name}/")
+        else:
+            yield f"{prefix}{name}", value

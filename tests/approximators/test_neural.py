@@ -291,8 +291,11 @@ def test_q_network_shapes_dueling_quantiles_and_images():
         q_network(image, gym.spaces.Discrete(4), (8,))  # an MLP on raw pixels
     flat = q_network(gym.spaces.Box(0, 255, (3, 5), np.uint8), gym.spaces.Discrete(4), (8,))
     assert flat(torch.zeros(2, 3, 5)).shape == (2, 4)  # other integer Boxes: flattened
-    with pytest.raises(TypeError, match="state_space must be a gymnasium Box"):
-        q_network(gym.spaces.Discrete(3), TWO)
+    one_hot = q_network(gym.spaces.Discrete(3), TWO)  # other spaces: their encoder first
+    assert one_hot(torch.tensor([2.0])).shape == (1, 2)
+    with pytest.raises(TypeError, match="q_network: encoder_for: no encoder for the "
+                       "observation space Text"):  # fmt: skip
+        q_network(gym.spaces.Text(3), TWO)
     with pytest.raises(TypeError, match="action_space must be gymnasium Discrete"):
         q_network(BOX, gym.spaces.Box(-1, 1, (2,)))
 

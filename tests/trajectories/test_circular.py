@@ -74,8 +74,12 @@ def test_bad_layouts():
     with pytest.raises(TypeError, match="state_space must be a gymnasium space, got tuple"):
         CircularArraySARTTrajectory(10, (3,))
     tuple_space = gym.spaces.Tuple((DISCRETE, DISCRETE))
-    with pytest.raises(TypeError, match="cannot store states of space Tuple"):
-        CircularArraySARTTrajectory(10, tuple_space, DISCRETE)
+    # a Tuple (or Dict) space is stored as arrays by position (key): test_structured.py
+    assert set(CircularArraySARTTrajectory(10, tuple_space, DISCRETE).state.arrays) == {0, 1}
+    with pytest.raises(TypeError, match="cannot store states of space Text"):
+        CircularArraySARTTrajectory(10, gym.spaces.Text(4), DISCRETE)
+    with pytest.raises(TypeError, match="no array layout for the observation space Text"):
+        CircularArraySARTTrajectory(10, gym.spaces.Dict({"a": gym.spaces.Text(4)}), DISCRETE)
     t = CircularArraySARTTrajectory(10, tuple_space, DISCRETE, state_shape=(2,), state_dtype=int)
     assert t.state.shape == (10, 2)
     with pytest.raises(ValueError, match="state_shape must be a tuple of ints, got 'ab'"):

@@ -68,11 +68,13 @@ from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
+from ...policies.observations import is_structured, one_row
 from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
+from ...trajectories.structured import leading_length, map_leaves
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
 from ..compiled import compiled, plain_tree, refuse_compile
@@ -361,14 +363,22 @@ class OffPolicyActorCritic(BuiltPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        state = np.asarray(env.state)
-        n = state.shape[0] if vector else 1
+        state = env.state
+        if is_structured(state):  # a Dict/Tuple observation: tensors by key
+            n = leading_length(state) if vector else 1
+            obs = self.observation_tensor(state if vector else one_row(state, self.state_space))
+        else:
+            state = np.asarray(state)
+            n = state.shape[0] if vector else 1
+            obs = None
         if self.transitions < self.config["learning_starts"]:
             scaled = self.rng.uniform(-1.0, 1.0, size=(n, self.n_actions))
         else:
-            obs = torch.as_tensor(state if vector else state[None], dtype=torch.float32)
+            if obs is None:
+                obs = torch.as_tensor(state if vector else state[None], dtype=torch.float32)
+                obs = obs.to(self.device)
             with torch.no_grad():
-                scaled = self.explore(obs.to(self.device)).cpu().numpy().astype(np.float64)
+                scaled = self.explore(obs).cpu().numpy().astype(np.float64)
         return self._env_action(scaled, vector)
 
     #: whether ``predict(deterministic=False)`` samples (SAC's squashed Gaussian); DDPG's and
@@ -393,7 +403,11 @@ class OffPolicyActorCritic(BuiltPolicy):
         owner = type(self).name
         batch, single = observation_batch(owner, obs, self.state_space)
         mask_batch(owner, action_masks, len(batch), None)
-        obs_t = torch.as_tensor(batch, dtype=torch.float32, device=self.device)
+        obs_t = (
+            self.observation_tensor(batch)  # a Dict/Tuple observation: tensors by key
+            if isinstance(batch, dict)
+            else torch.as_tensor(batch, dtype=torch.float32, device=self.device)
+        )
         with torch.no_grad():
             if deterministic or not self.samples_in_predict:
                 scaled = self.model(obs_t)
@@ -493,13 +507,13 @@ class OffPolicyActorCritic(BuiltPolicy):
             return torch.as_tensor(np.asarray(array, dtype=np.float32), device=device)
 
         batch = Batch(
-            state=tensor(state),
+            state=map_leaves(tensor, state),  # a Dict observation: tensors by key
             action=tensor(  # flat, as the networks give them (SB3 flattens Box actions too)
                 scale_action(space, action.reshape(-1, *space.shape)).reshape(len(action), -1)
             ),
             reward=tensor(reward),
             terminal=tensor(terminal),
-            next_state=tensor(next_state),
+            next_state=map_leaves(tensor, next_state),
         )
         batch.owner = f"{type(self).name}: {what}"
         return batch
@@ -665,10 +679,15 @@ class DeterministicActorPolicy(AbstractPolicy):
     def act(self, env: Any) -> Any:
         p = self.policy
         vector = is_vector_env(env)
-        state = np.asarray(env.state)
-        obs = torch.as_tensor(state if vector else state[None], dtype=torch.float32)
+        state = env.state
+        if is_structured(state):  # a Dict/Tuple observation: tensors by key
+            obs = p.observation_tensor(state if vector else one_row(state, p.state_space))
+        else:
+            state = np.asarray(state)
+            obs = torch.as_tensor(state if vector else state[None], dtype=torch.float32)
+            obs = obs.to(p.device)
         with torch.no_grad():
-            scaled = p.model(obs.to(p.device)).cpu().numpy().astype(np.float64)
+            scaled = p.model(obs).cpu().numpy().astype(np.float64)
         space = p.action_space
         actions = unscale_action(space, scaled.reshape(-1, *space.shape)).astype(space.dtype)
         actions = np.clip(actions, space.low, space.high)

@@ -7,6 +7,9 @@ drawn from a local ``torch.Generator`` so torch's global random state is neither
   clamped to ``[-20, 2]``;
 * :class:`ContinuousCritic`: ``n_critics`` Q-networks ``(obs, action) -> Q``.
 
+Each takes an optional ``encoder`` of the observation space (``Dict``, ``Tuple``, ``Discrete``,
+...: ``rlkit/approximators/encoders``); without one a ``Box`` observation is flattened.
+
 Example:
     >>> import torch
     >>> critic = ContinuousCritic(3, 1, (8, 8), n_critics=2, generator=torch.Generator())
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -72,6 +76,12 @@ class MLP(nn.Sequential):
         return x
 
 
+def features(encoder: nn.Module | None, obs: Any) -> torch.Tensor:
+    """The MLP input: a ``Box`` observation flattened, or ``encoder``'s features of a
+    ``Dict``/``Tuple``/``Discrete``/... observation (``rlkit/approximators/encoders``)."""
+    return obs.flatten(1) if encoder is None else encoder(obs)
+
+
 def mlp(sizes: Sequence[int], generator: torch.Generator, *, last_activation: bool = False):
     """Linear layers of ``sizes`` with ReLU between them (and after the last one when asked)."""
     layers: list[nn.Module] = []
@@ -86,29 +96,33 @@ class DeterministicActor(nn.Module):
     """``obs -> tanh(MLP(obs))``: actions in the scaled space ``[-1, 1]``."""
 
     def __init__(
-        self, n_obs: int, n_actions: int, hidden: Sequence[int], generator: torch.Generator
-    ) -> None:
+        self, n_obs: int, n_actions: int, hidden: Sequence[int], generator: torch.Generator,
+        encoder: nn.Module | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.mu = nn.Sequential(*mlp([n_obs, *hidden, n_actions], generator), nn.Tanh())
+        self.encoder = encoder
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.mu(obs.flatten(1))
+    def forward(self, obs: Any) -> torch.Tensor:
+        return self.mu(features(self.encoder, obs))
 
 
 class GaussianActor(nn.Module):
     """``obs -> (mean, log_std)``: a ReLU MLP trunk and two linear heads (SB3's SAC ``Actor``)."""
 
     def __init__(
-        self, n_obs: int, n_actions: int, hidden: Sequence[int], generator: torch.Generator
-    ) -> None:
+        self, n_obs: int, n_actions: int, hidden: Sequence[int], generator: torch.Generator,
+        encoder: nn.Module | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.latent = mlp([n_obs, *hidden], generator, last_activation=True)
         width = hidden[-1] if hidden else n_obs
         self.mu = _linear(width, n_actions, generator)
         self.log_std = _linear(width, n_actions, generator)
+        self.encoder = encoder
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        latent = self.latent(obs.flatten(1))
+        latent = self.latent(features(self.encoder, obs))
         log_std = self.log_std(latent).clamp(*LOG_STD_BOUNDS)
         return self.mu(latent), log_std
 
@@ -124,16 +138,18 @@ class ContinuousCritic(nn.Module):
         *,
         n_critics: int = 2,
         generator: torch.Generator,
+        encoder: nn.Module | None = None,
     ) -> None:
         super().__init__()
         self.qs = nn.ModuleList(
             mlp([n_obs + n_actions, *hidden, 1], generator) for _ in range(n_critics)
         )
+        self.encoder = encoder
 
     def forward(self, obs: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        x = torch.cat([obs.flatten(1), actions], dim=1)
+        x = torch.cat([features(self.encoder, obs), actions], dim=1)
         return tuple(q(x).squeeze(-1) for q in self.qs)
 
     def q1(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """The first Q-network only (TD3's and DDPG's actor loss)."""
-        return self.qs[0](torch.cat([obs.flatten(1), actions], dim=1)).squeeze(-1)
+        return self.qs[0](torch.cat([features(self.encoder, obs), actions], dim=1)).squeeze(-1)

@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -42,7 +43,7 @@ from ...core.checks import positive_int
 from ...core.dispatch import update
 from ..builder import Batch, build_policy
 from ..hyperparameters import hidden_sizes, layers_from_hidden
-from ..policy_gradient.models import observation_size
+from ..policy_gradient.models import observation_encoder, observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
@@ -181,15 +182,17 @@ def actor_loss(policy, model, dist_class, batch):
 def sac_model(state_space, action_space, dist_class, config, seed):
     """Gaussian actor, ``n_critics`` critics and their target; ``log_ent_coef`` if learned."""
     generator = torch_generator(seed)
-    n_obs = observation_size("sac_model", state_space)
+    encoder = observation_encoder("sac_model", state_space, config, seed)
+    n_obs = observation_size("sac_model", state_space) if encoder is None else encoder.n_features
     n_actions = int(np.prod(action_space.shape))
     hidden = hidden_sizes("sac_model", config["hidden"])
     learned, init = parse_ent_coef("SAC", config["ent_coef"])
     return ActorCriticModel(
-        GaussianActor(n_obs, n_actions, hidden, generator),
+        GaussianActor(n_obs, n_actions, hidden, generator, encoder=encoder),
         ContinuousCritic(
-            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator
-        ),
+            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator,
+            encoder=copy.deepcopy(encoder),  # SB3: the critic's own features extractor
+        ),  # fmt: skip
         actor_target=False,
         critic_target=True,
         log_ent_coef=math.log(init) if learned else None,

@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from ...core.checks import finite_float, positive_int
 from ...core.dispatch import update
 from ..builder import Batch, build_policy
 from ..hyperparameters import hidden_sizes, layers_from_hidden
-from ..policy_gradient.models import observation_size
+from ..policy_gradient.models import observation_encoder, observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
@@ -113,14 +114,16 @@ def actor_loss(policy, model, dist_class, batch):
 def td3_model(state_space, action_space, dist_class, config, seed):
     """Deterministic actor, ``n_critics`` critics, and targets of both."""
     generator = torch_generator(seed)
-    n_obs = observation_size("td3_model", state_space)
+    encoder = observation_encoder("td3_model", state_space, config, seed)
+    n_obs = observation_size("td3_model", state_space) if encoder is None else encoder.n_features
     n_actions = int(np.prod(action_space.shape))
     hidden = hidden_sizes("td3_model", config["hidden"])
     return ActorCriticModel(
-        DeterministicActor(n_obs, n_actions, hidden, generator),
+        DeterministicActor(n_obs, n_actions, hidden, generator, encoder=encoder),
         ContinuousCritic(
-            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator
-        ),
+            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator,
+            encoder=copy.deepcopy(encoder),  # SB3: the critic's own features extractor
+        ),  # fmt: skip
         actor_target=True,
         critic_target=True,
     )

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -135,9 +136,9 @@ def explained_variance(predicted: np.ndarray, target: np.ndarray) -> float:
 def add_advantages(policy, batch):
     """``postprocess_fn``: values of the final states with the current model, then GAE with
     the policy's ``gamma`` and ``gae_lambda``; adds ``advantages`` and ``returns``."""
-    final = torch.as_tensor(batch["final_state"], dtype=torch.float32, device=policy.device)
+    final, shape = rollout_observations(batch["final_state"], policy.device)
     with torch.no_grad():
-        next_values = policy.model.value(final.flatten(0, 1)).reshape(final.shape[:2])
+        next_values = policy.model.value(final).reshape(shape)
     advantages, returns = gae(
         batch["reward"],
         batch["value"],
@@ -148,6 +149,18 @@ def add_advantages(policy, batch):
         lam=float(policy.hp("gae_lambda")),
     )
     return {**batch, "advantages": advantages, "returns": returns}
+
+
+def rollout_observations(value: Any, device: torch.device) -> tuple[Any, tuple[int, int]]:
+    """A rollout's ``(n_steps, n_envs, ...)`` observations as one batch of
+    ``n_steps * n_envs`` float32 tensors (a ``Dict`` observation's dict of arrays: per key),
+    and ``(n_steps, n_envs)``."""
+    if isinstance(value, Mapping):
+        parts = {k: rollout_observations(v, device) for k, v in value.items()}
+        shape = next(iter(parts.values()))[1]
+        return {k: part for k, (part, _) in parts.items()}, shape
+    tensor = torch.as_tensor(value, dtype=torch.float32, device=device)
+    return tensor.flatten(0, 1), tuple(tensor.shape[:2])
 
 
 def value_stats(policy, batch) -> dict[str, float]:

@@ -28,7 +28,13 @@ from torch import nn
 from ...policies.distributions import DiagGaussian
 from ..hyperparameters import hidden_sizes, layers_from_hidden
 
-__all__ = ["ActorCritic", "actor_critic_model", "observation_size"]
+__all__ = [
+    "ActorCritic",
+    "actor_critic_model",
+    "observation_size",
+    "observation_encoder",
+    "orthogonal_encoder",
+]
 
 _ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 
@@ -53,6 +59,7 @@ class ActorCritic(nn.Module):
         gaussian_actions: int = 0,
         log_std_init: float = 0.0,
         seed: int = 0,
+        encoder: nn.Module | None = None,
     ) -> None:
         super().__init__()
         act = _ACTIVATIONS[activation]
@@ -75,6 +82,11 @@ class ActorCritic(nn.Module):
                     gain = head_gain if i == len(linears) - 1 else math.sqrt(2)
                     nn.init.orthogonal_(layer.weight, gain=gain, generator=generator)
                     layer.bias.zero_()
+        # a structured (Dict, Tuple) or Discrete observation's encoder, shared by both MLPs
+        # (Stable-Baselines3's shared features extractor); None: a Box, flattened
+        self.encoder = encoder
+        if encoder is not None:
+            orthogonal_encoder(encoder, generator)
         self._activation = torch.tanh if activation == "tanh" else torch.relu
         self._linears = {
             name: tuple(m for m in net if isinstance(m, nn.Linear))
@@ -94,14 +106,53 @@ class ActorCritic(nn.Module):
                 x = self._activation(x)
         return x
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        out = self._mlp_forward("pi", obs.flatten(1))
+    def features(self, obs: Any) -> torch.Tensor:
+        """The MLPs' input: the encoder's features, or a ``Box`` observation flattened."""
+        return obs.flatten(1) if self.encoder is None else self.encoder(obs)
+
+    def forward(self, obs: Any) -> torch.Tensor:
+        out = self._mlp_forward("pi", self.features(obs))
         if self.log_std is None:
             return out
         return torch.cat([out, self.log_std.expand_as(out)], dim=-1)
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self._mlp_forward("vf", obs.flatten(1)).squeeze(-1)
+    def value(self, obs: Any) -> torch.Tensor:
+        return self._mlp_forward("vf", self.features(obs)).squeeze(-1)
+
+
+def orthogonal_encoder(encoder: nn.Module, generator: torch.Generator) -> None:
+    """Stable-Baselines3's initialisation of a features extractor: orthogonal weights of gain
+    sqrt(2) and zero biases for its convolutions and linear layers (image keys), drawn from
+    ``generator`` after the MLPs' (an encoder without parameters draws nothing)."""
+    with torch.no_grad():
+        for layer in encoder.modules():
+            if isinstance(layer, (nn.Conv2d, nn.Linear)):
+                nn.init.orthogonal_(layer.weight, gain=math.sqrt(2), generator=generator)
+                layer.bias.zero_()
+
+
+def observation_encoder(owner: str, space: Any, config: dict, seed: Any) -> nn.Module | None:
+    """The encoder of observations of ``space`` for an MLP (``rlkit/approximators/encoders``):
+    None for a ``Box`` of at least one dimension (flattened by the model, as always), else
+    the encoder of a ``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict`` or ``Tuple``
+    space (image keys inside a ``Dict`` use ``config``'s ``cnn``, default ``"nature"``); a
+    space without an encoder is refused naming ``owner``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> observation_encoder("PPO", gym.spaces.Box(-1, 1, (4,)), {}, 0) is None
+        True
+        >>> observation_encoder("PPO", gym.spaces.Discrete(16), {}, 0).n_features
+        16
+    """
+    from ...approximators.encoders import encoder_for
+
+    if isinstance(space, gym.spaces.Box) and space.shape != ():
+        return None
+    try:
+        return encoder_for(space, cnn=config.get("cnn") or "nature", seed=seed)
+    except TypeError as error:
+        raise TypeError(f"{owner}: {error}") from None
 
 
 def observation_size(owner: str, space: Any) -> int:
@@ -138,7 +189,8 @@ def actor_critic_model(
         seed = int(seed.generate_state(1, dtype=np.uint32)[0] >> 1)
     gaussian = issubclass(dist_class, DiagGaussian)
     n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
-    cnn = _checked_cnn(state_space, config)
+    encoder = observation_encoder("actor_critic_model", state_space, config, seed)
+    cnn = None if encoder is not None else _checked_cnn(state_space, config)
     if cnn is not None:
         from .cnn_models import cnn_actor_critic
 
@@ -150,7 +202,11 @@ def actor_critic_model(
             gaussian_actions=n_actions if gaussian else 0,
             log_std_init=config.get("log_std_init", 0.0),
         )
-    n_obs = observation_size("actor_critic_model", state_space)
+    n_obs = (
+        observation_size("actor_critic_model", state_space)
+        if encoder is None
+        else encoder.n_features
+    )
     activation = config.get("activation", "tanh")
     if activation not in _ACTIVATIONS:
         raise ValueError(
@@ -165,6 +221,7 @@ def actor_critic_model(
         gaussian_actions=n_actions if gaussian else 0,
         log_std_init=config.get("log_std_init", 0.0),
         seed=seed,
+        encoder=encoder,
     )
 
 

@@ -66,7 +66,9 @@ from ...core.stages import POST_ACT_STAGE, AbstractStage, PreExperimentStage
 from ...core.state import state_or_none
 from ...optimizers.finite import NonFiniteError
 from ...optimizers.synchronization import Synchronization
+from ...policies.observations import one_row
 from ...trajectories.circular import CircularArraySARTTrajectory
+from ...trajectories.structured import is_structured_space
 from ..batch import Batch
 from ..built import describe_update, with_updates
 from ..compiled import compile_mode, compiled, plain_tree, refuse_compile
@@ -140,6 +142,29 @@ def to_tensors(
     return batch
 
 
+def _nbytes(row: Any) -> int:
+    """Bytes of one stored observation (a Dict observation's: of all its keys)."""
+    if isinstance(row, Mapping):
+        return sum(_nbytes(v) for v in row.values())
+    return int(row.nbytes)
+
+
+def probe_batch(space: Any, device: torch.device) -> Any:
+    """A batch of one zero observation of ``space`` (nested dicts of tensors for a
+    ``Dict``/``Tuple`` space), to check a network against an env's observations."""
+    if is_structured_space(space):
+        sub = space.spaces.items() if isinstance(space.spaces, Mapping) else enumerate(space)
+        return {k: probe_batch(v, device) for k, v in sub}
+    return torch.zeros((1, *space.shape), dtype=torch.float32, device=device)
+
+
+def _is_encoded(model: Any) -> bool:
+    from ...approximators.encoders import ENCODERS
+
+    first = next(iter(model), None) if isinstance(model, torch.nn.Sequential) else model
+    return isinstance(first, ENCODERS)
+
+
 def observation_tensor(array: Any, device: torch.device, pixels: bool = False) -> torch.Tensor:
     """Observations as a tensor on ``device``: float32, or ``uint8`` kept as it is when
     ``pixels`` (the network scales the pixels itself).
@@ -152,6 +177,9 @@ def observation_tensor(array: Any, device: torch.device, pixels: bool = False) -
         >>> observation_tensor(frames, torch.device("cpu")).dtype
         torch.float32
     """
+    if isinstance(array, (Mapping, tuple)):  # a Dict/Tuple observation: tensors by key
+        items = array.items() if isinstance(array, Mapping) else enumerate(array)
+        return {k: observation_tensor(v, device, pixels) for k, v in items}
     if pixels and getattr(array, "dtype", None) == np.uint8:
         return torch.as_tensor(array, device=device)
     return _tensor(array, torch.float32, device)
@@ -399,6 +427,9 @@ class ValueBasedLearner(AbstractLearner):
         )
         # a network that scales uint8 images itself gets them as uint8 (rlkit/approximators/cnn.py)
         self.pixels = bool(getattr(self.model, "pixel_input", False))
+        # a network whose first module is an encoder by space (rlkit/approximators/encoders)
+        # takes batches only: a single observation is acted on as a batch of one
+        self._encoded = _is_encoded(self.model)
         self.state_space: Any = None  # set by check() when a run starts
         self.action_space: Any = None
         self.env_steps = 0
@@ -430,8 +461,15 @@ class ValueBasedLearner(AbstractLearner):
     # ---- acting: Q-values of the current state ----
     def __call__(self, env: AbstractEnv) -> np.ndarray:
         with torch.inference_mode():
-            x = observation_tensor(env.state, self.device, self.pixels)
-            q = self._q_values(self._act_forward(x))
+            state = env.state
+            single = not getattr(env, "is_vector", False)
+            if single and (isinstance(state, (Mapping, tuple)) or self._encoded):
+                # an encoder by space takes batches: a single observation is a batch of one
+                x = observation_tensor(one_row(state, self.state_space), self.device, self.pixels)
+                q = self._q_values(self._act_forward(x))[0]
+            else:
+                x = observation_tensor(state, self.device, self.pixels)
+                q = self._q_values(self._act_forward(x))
         return q.numpy() if self._cpu else q.cpu().numpy()
 
     def _q_values(self, outputs: torch.Tensor) -> torch.Tensor:
@@ -449,11 +487,12 @@ class ValueBasedLearner(AbstractLearner):
         if not isinstance(space, gym.spaces.Discrete):
             raise TypeError(f"{name}: needs a Discrete action space, got {space}")
         shape = getattr(env.state_space, "shape", None)
-        if shape is None:
+        if shape is None and not is_structured_space(env.state_space):
             raise TypeError(
-                f"{name}: needs array observations (a Box space), got {env.state_space}"
+                f"{name}: needs array observations (a Box space, or a Dict or Tuple of "
+                f"spaces), got {env.state_space}"
             )
-        probe = torch.zeros((1, *shape), dtype=torch.float32, device=self.device)
+        probe = probe_batch(env.state_space, self.device)
         try:
             with torch.no_grad():
                 out = self.model(probe)
@@ -513,7 +552,7 @@ class ValueBasedLearner(AbstractLearner):
                     self.sampler.sample(trajectory), self.gamma, self.device, pixels=self.pixels
                 )
             return
-        row_bytes = 2 * trajectory.state[0].nbytes + 64  # states, next states, the rest
+        row_bytes = 2 * _nbytes(trajectory.state[0]) + 64  # states, next states, the rest
         per_draw = max(1, _AHEAD_BYTES // (row_bytes * self.sampler.batch_size))
         while n:
             k = min(per_draw, n)

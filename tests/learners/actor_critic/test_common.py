@@ -130,8 +130,11 @@ def test_bad_hidden_device_and_observation_space_are_refused(cls):
     with pytest.raises(ValueError, match=f"{cls.name}: device must be .*got 'gpu'"):
         cls(env, device="gpu")
     box = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
-    with pytest.raises(TypeError, match="observation space must be a Box.*FlattenObservation"):
-        cls(state_space=gym.spaces.Dict({"a": box}), action_space=box)
+    # a Dict observation gets its encoder (docs/how-to/observations.md); a Text one has none
+    policy = cls(state_space=gym.spaces.Dict({"a": box}), action_space=box)
+    assert policy.model.actor.encoder is not None
+    with pytest.raises(TypeError, match="encoder_for: no encoder for the observation space Text"):
+        cls(state_space=gym.spaces.Text(3), action_space=box)
 
 
 class _MatrixActions(gym.Env):

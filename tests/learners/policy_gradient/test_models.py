@@ -9,24 +9,34 @@ from gymnasium.wrappers import FlattenObservation
 
 import rlkit as rk
 from rlkit.learners.policy_gradient.models import observation_size
+from rlkit.policies.observations import one_row
 
 _BOX = gym.spaces.Box(-1, 1, (3,), np.float32)
 
 
 @pytest.mark.parametrize(
-    "space",
+    ("space", "width"),
     [
-        gym.spaces.Discrete(5),
-        gym.spaces.MultiDiscrete([3, 4]),
-        gym.spaces.Dict({"a": _BOX}),
-        gym.spaces.Tuple((_BOX, _BOX)),
-        gym.spaces.Box(-1, 1, (), np.float32),  # failed at the first step: an IndexError
+        (gym.spaces.Discrete(5), 5),
+        (gym.spaces.MultiDiscrete([3, 4]), 7),
+        (gym.spaces.Dict({"a": _BOX}), 3),
+        (gym.spaces.Tuple((_BOX, _BOX)), 6),
+        (gym.spaces.Box(-1, 1, (), np.float32), 1),  # a scalar: one feature
     ],
 )
-def test_observation_spaces_other_than_box_are_refused_naming_the_wrapper(space):
-    with pytest.raises(TypeError, match="observation space must be a Box of at least one "
-                       "dimension.*FlattenObservation"):
-        rk.PPO(state_space=space, action_space=gym.spaces.Discrete(2))
+def test_observation_spaces_other_than_box_get_their_encoder(space, width):
+    # (they were refused, naming FlattenObservation: docs/how-to/observations.md)
+    policy = rk.PPO(state_space=space, action_space=gym.spaces.Discrete(2))
+    assert policy.model.pi[0].in_features == width
+    space.seed(0)
+    obs = policy.observation_tensor(one_row(space.sample(), space))
+    assert policy.model(obs).shape == (1, 2)
+
+
+def test_an_observation_space_without_an_encoder_is_refused_naming_it():
+    with pytest.raises(TypeError, match=r"actor_critic_model: encoder_for: no encoder for the "
+                       r"observation space Text"):  # fmt: skip
+        rk.PPO(state_space=gym.spaces.Text(4), action_space=gym.spaces.Discrete(2))
 
 
 def test_a_flattened_discrete_observation_is_one_hot_and_learns():

@@ -1,0 +1,74 @@
+"""``CombinedEncoder``: the encoder of a ``Dict`` or ``Tuple`` observation space.
+
+Stable-Baselines3's ``CombinedExtractor`` semantics: one encoder per key (per entry of a
+``Tuple``), each chosen by its space (:func:`rlkit.approximators.encoders.encoder_for`, so
+nested ``Dict``/``Tuple`` spaces nest), their outputs concatenated in the space's key order.
+gymnasium's ``Dict`` sorts the keys of a plain dict when it is made, so that order is the
+sorted one unless the space was made from an ``OrderedDict``; it is also the order in which
+``gymnasium.wrappers.FlattenObservation`` concatenates them, so on ``Box``/``Discrete``/...
+keys the encoder gives exactly the flattened observation.
+
+A batch of observations is a dict of tensors by key (``(N, ...)`` each; a ``Tuple``'s: by
+position, or a tuple of tensors).
+
+Example:
+    >>> import gymnasium as gym, torch
+    >>> space = gym.spaces.Dict({"pos": gym.spaces.Box(-1, 1, (2,)), "k": gym.spaces.Discrete(3)})
+    >>> enc = CombinedEncoder(space, seed=0)
+    >>> enc.keys, enc.n_features
+    (['k', 'pos'], 5)
+    >>> enc({"pos": torch.ones(1, 2), "k": torch.tensor([1.0])}).tolist()
+    [[0.0, 1.0, 0.0, 1.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import torch
+from torch import nn
+
+from ...trajectories.structured import is_structured_space, space_keys
+
+__all__ = ["CombinedEncoder"]
+
+
+class CombinedEncoder(nn.Module):
+    """One encoder per key of a ``Dict``/``Tuple`` space, concatenated (see the module
+    docstring). ``cnn`` names the CNN body of image keys (``"nature"`` or ``"minatar"``).
+
+    Attributes:
+        keys: the space's keys in the order their features are concatenated.
+        encoders: the encoders by key (a ``ModuleDict``; a ``Tuple``'s positions as strings).
+        n_features: the width of the output.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> space = gym.spaces.Tuple([gym.spaces.Discrete(2), gym.spaces.MultiBinary(3)])
+        >>> CombinedEncoder(space).n_features
+        5
+    """
+
+    def __init__(self, space: gym.spaces.Dict | gym.spaces.Tuple, *, cnn: str = "nature",
+                 seed: Any = 0) -> None:  # fmt: skip
+        super().__init__()
+        if not is_structured_space(space):
+            raise TypeError(f"CombinedEncoder: needs a Dict or Tuple space, got {space}")
+        from . import encoder_for  # the factory chooses each key's encoder
+
+        self.keys = space_keys(space)
+        subspaces = space.spaces.values() if isinstance(space, gym.spaces.Dict) else space.spaces
+        self.encoders = nn.ModuleDict(
+            {
+                str(key): encoder_for(sub, cnn=cnn, seed=seed)
+                for key, sub in zip(self.keys, subspaces, strict=True)
+            }
+        )
+        self.n_features = sum(enc.n_features for enc in self.encoders.values())
+
+    def forward(self, obs: Mapping[Any, torch.Tensor] | tuple) -> torch.Tensor:
+        values = obs if isinstance(obs, Mapping) else dict(enumerate(obs))
+        parts = [self.encoders[str(key)](values[key]) for key in self.keys]
+        return torch.cat(parts, dim=-1)

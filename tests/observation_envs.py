@@ -1,0 +1,74 @@
+"""Small envs with structured observations for the encoder tests: a Dict CartPole whose keys
+flatten to CartPole's own observation, and a Tuple one."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+
+class DictCartPole(gym.ObservationWrapper):
+    """CartPole-v1 with observations ``{"cart": [x, x_dot], "pole": [theta, theta_dot]}``:
+    gymnasium's Dict sorts the keys (cart, pole), so flattening gives CartPole's vector."""
+
+    def __init__(self, env: gym.Env | None = None) -> None:
+        super().__init__(env if env is not None else gym.make("CartPole-v1"))
+        low, high = self.env.observation_space.low, self.env.observation_space.high
+        self.observation_space = gym.spaces.Dict(
+            {
+                "pole": gym.spaces.Box(low[2:], high[2:], dtype=np.float32),
+                "cart": gym.spaces.Box(low[:2], high[:2], dtype=np.float32),
+            }
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        return {"cart": observation[:2], "pole": observation[2:]}
+
+
+class TupleCartPole(gym.ObservationWrapper):
+    """CartPole-v1 with observations ``(x, (x_dot, [theta, theta_dot]))``, nested."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("CartPole-v1"))
+        low, high = self.env.observation_space.low, self.env.observation_space.high
+        box = gym.spaces.Box
+        self.observation_space = gym.spaces.Tuple(
+            [
+                box(low[:1], high[:1], dtype=np.float32),
+                gym.spaces.Dict(
+                    {"v": box(low[1:2], high[1:2], dtype=np.float32),
+                     "w": box(low[2:], high[2:], dtype=np.float32)}
+                ),
+            ]
+        )
+
+    def observation(self, observation: np.ndarray):
+        return (observation[:1], {"v": observation[1:2], "w": observation[2:]})
+
+
+class WrongKeys(gym.ObservationWrapper):
+    """A Dict CartPole whose observations carry another key than its space says."""
+
+    def __init__(self) -> None:
+        super().__init__(DictCartPole())
+
+    def observation(self, observation):
+        return {"cart": observation["cart"], "pole_angle": observation["pole"]}
+
+
+class DictPendulum(gym.ObservationWrapper):
+    """Pendulum-v1 with observations ``{"cos_sin": [cos, sin], "speed": [theta_dot]}`` (sorted
+    keys: flattening gives Pendulum's own vector)."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("Pendulum-v1"))
+        low, high = self.env.observation_space.low, self.env.observation_space.high
+        self.observation_space = gym.spaces.Dict(
+            {
+                "speed": gym.spaces.Box(low[2:], high[2:], dtype=np.float32),
+                "cos_sin": gym.spaces.Box(low[:2], high[:2], dtype=np.float32),
+            }
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        return {"cos_sin": observation[:2], "speed": observation[2:]}
