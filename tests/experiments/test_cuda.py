@@ -110,3 +110,48 @@ def test_new_learners_train_on_cuda(name):
     before, after = _train(name, "cuda")
     assert all(p.is_cuda for p in after)
     assert any(not torch.equal(a.cpu(), b) for a, b in zip(after, before, strict=True))
+
+
+# issue 30 and 28: structured observations, action masks, many seeds of DQN
+MASKED = {
+    "PPO_InvalidActionGrid": {"total_steps": 512},
+    "DQN_InvalidActionGrid": {"total_steps": 600, "learning_starts": 100},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MASKED))
+def test_masked_recipes_train_on_cuda(name):
+    exp = rk.make_experiment(name, seed=0, device="cuda", **MASKED[name])
+    inner = exp.policy.policy
+    before = [p.detach().cpu().clone() for m in _modules(inner) for p in m.parameters()]
+    rk.run(exp)
+    after = [p for m in _modules(inner) for p in m.parameters()]
+    assert after and all(p.is_cuda for p in after)
+    assert any(not torch.equal(a.cpu(), b) for a, b in zip(after, before, strict=True))
+
+
+@pytest.mark.parametrize("name", ["PPO", "DQN", "SAC"])
+def test_dict_observations_train_on_cuda(name):
+    from observation_envs import DictCartPole, DictPendulum
+
+    env = rk.GymEnv(DictPendulum() if name == "SAC" else DictCartPole(), seed=0)
+    small = {"PPO": {"n_steps": 64, "batch_size": 32}}.get(name, {"learning_starts": 50})
+    agent = getattr(rk, name).agent(env, seed=0, device="cuda", **small)
+    before = [p.detach().cpu().clone() for m in _modules(agent.policy) for p in m.parameters()]
+    rk.run(agent, env, rk.StopAfterNSteps(192))
+    after = [p for m in _modules(agent.policy) for p in m.parameters()]
+    assert after and all(p.is_cuda for p in after)
+    assert any(not torch.equal(a.cpu(), b) for a, b in zip(after, before, strict=True))
+
+
+def test_many_seeds_of_dqn_train_on_cuda():
+    exp = rk.make_experiment(
+        "DQN_CartPole", seeds=[0, 1], device="cuda", total_steps=600, learning_starts=100
+    )
+    rk.run(exp)
+    stats = rk.statistics(exp.policy.policy)
+    assert {"loss/seed=0", "loss/seed=1"} <= set(stats)
+    from rlkit.learners.many_seeds.stacked import StackedModel
+
+    stacked = [m for m in vars(exp.policy.policy).values() if isinstance(m, StackedModel)]
+    assert stacked and all(p.is_cuda for m in stacked for p in m.params.values())

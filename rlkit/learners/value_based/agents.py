@@ -25,6 +25,7 @@ import gymnasium as gym
 import numpy as np
 
 from ...approximators.cnn import is_image_space
+from ...approximators.encoders import encoder_for
 from ...approximators.neural import NeuralNetworkApproximator
 from ...core.checks import non_negative_int
 from ...policies.agent import Agent
@@ -52,9 +53,11 @@ from .qr_dqn import QRDQNLearner
 __all__ = ["ValueBasedAgent", "DQN", "QRDQN", "PrioritizedDQN", "check_env_spaces"]
 
 
-def check_env_spaces(owner: str, env: Any) -> None:
+def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> None:
     """Refuse an env a DQN-family MLP agent cannot act in, naming ``owner`` and the space: not
-    an rlkit environment, actions not ``Discrete``, observations not a (non-image) ``Box``.
+    an rlkit environment, actions not ``Discrete``, observations not a (non-image) ``Box``
+    (``any_observation``: or any space an encoder takes, :func:`rlkit.encoder_for`: Discrete,
+    MultiBinary, MultiDiscrete, Dict, Tuple).
 
     Example:
         >>> import rlkit as rk
@@ -74,6 +77,9 @@ def check_env_spaces(owner: str, env: Any) -> None:
             f"actions use rk.SAC.agent(env) or rk.TD3.agent(env)"
         )
     space = env.state_space
+    if any_observation and not isinstance(space, gym.spaces.Box):
+        encoder_for(space)  # a space no encoder takes: a TypeError naming it
+        return
     if not isinstance(space, gym.spaces.Box):
         raise TypeError(
             f"{owner}: needs a Box observation space (arrays of numbers), got {space}; one-hot "
@@ -102,6 +108,8 @@ class ValueBasedAgent:
 
     name: ClassVar[str] = "ValueBasedAgent"
     hyperparameters: ClassVar[type[ValueBasedHyperparameters]] = DQNHyperparameters
+    #: whether observations of any space an encoder takes are accepted (else a non-image Box)
+    any_observation: ClassVar[bool] = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -119,12 +127,13 @@ class ValueBasedAgent:
         cls, env: Any, *, seed: int | np.random.SeedSequence = 0, **hyperparameters: Any
     ) -> Agent:
         """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
-        ``Box`` observations), inside ``rk.QBasedPolicy`` with its explorer, paired with its
+        observations of any space an encoder takes, :func:`rlkit.encoder_for`; the
+        distributional ones: ``Box``), inside ``rk.QBasedPolicy`` with its explorer, paired with its
         replay as an ``rk.Agent``. ``hyperparameters`` override the defaults (an unknown name or
         a bad value is refused, naming it). ``seed``: a non-negative integer, or a numpy
         ``SeedSequence`` (its next five children are spawned: :class:`DQNSeeds`)."""
         hp = cls.hyperparameters.of(cls.name, hyperparameters)
-        check_env_spaces(cls.name, env)
+        check_env_spaces(cls.name, env, cls.any_observation)
         if not isinstance(seed, np.random.SeedSequence):
             seed = non_negative_int(cls.name, "seed", seed)
         seeds = DQNSeeds.of(seed)

@@ -46,6 +46,7 @@ class C51(ValueBasedAgent):
     """
 
     name = "C51"
+    any_observation = False  # their networks take Box observations only
     hyperparameters = C51Hyperparameters
 
     @classmethod
@@ -98,6 +99,7 @@ class IQN(ValueBasedAgent):
     """
 
     name = "IQN"
+    any_observation = False  # their networks take Box observations only
     hyperparameters = IQNHyperparameters
 
     @classmethod
@@ -158,6 +160,7 @@ class Rainbow(ValueBasedAgent):
     """
 
     name = "Rainbow"
+    any_observation = False  # their networks take Box observations only
     hyperparameters = RainbowHyperparameters
 
     @classmethod

@@ -305,9 +305,18 @@ def test_continuous_actions_are_refused_naming_the_space():
         rk.DQN.agent(rk.GymEnv("Pendulum-v1"))
 
 
-def test_discrete_observations_are_refused_naming_the_space():
-    with pytest.raises(TypeError, match=r"QRDQN: needs a Box observation space .* Discrete\(48\)"):
-        rk.QRDQN.agent(rk.GymEnv("CliffWalking-v1"))
+@pytest.mark.parametrize("name", ["DQN", "QRDQN", "PrioritizedDQN"])
+def test_discrete_observations_are_one_hot_encoded(name):
+    env = rk.GymEnv("CliffWalking-v1", seed=0)
+    agent = getattr(rk, name).agent(env, seed=0, learning_starts=20, batch_size=8)
+    rk.run(agent, env, rk.StopAfterNSteps(40))
+    assert agent.policy.learner.gradient_steps > 0
+
+
+@pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
+def test_distributional_agents_refuse_discrete_observations_naming_the_space(name):
+    with pytest.raises(TypeError, match=rf"{name}: needs a Box observation space .* Discrete\(48\)"):
+        getattr(rk, name).agent(rk.GymEnv("CliffWalking-v1"))
 
 
 def test_image_observations_are_refused():
