@@ -315,7 +315,8 @@ def test_discrete_observations_are_one_hot_encoded(name):
 
 @pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
 def test_distributional_agents_refuse_discrete_observations_naming_the_space(name):
-    with pytest.raises(TypeError, match=rf"{name}: needs a Box observation space .* Discrete\(48\)"):
+    match = rf"{name}: needs a Box observation space .* Discrete\(48\)"
+    with pytest.raises(TypeError, match=match):
         getattr(rk, name).agent(rk.GymEnv("CliffWalking-v1"))
 
 
