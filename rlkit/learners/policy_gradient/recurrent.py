@@ -45,12 +45,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...core.checks import optional_positive_int
+from ...core.checks import optional_positive_int, positive_int
 from ...core.dispatch import update
 from ...optimizers import GradientDescent, MultiStep, NonFiniteError, OptimizerModule
 from ..batch import Batch
 from ..builder import build_policy
 from ..built import initial_value
+from ..hyperparameters import check_hyperparameters
 from ..update import LossClosures, postprocessed, refused, set_learning_rate
 from .functions import gae, value_stats
 from .ppo import PPO_DEFAULTS, ppo_objective
@@ -230,7 +231,11 @@ class _RecurrentPPOBase(RecurrentPolicy):
     """Refuses sequences longer than the rollout at construction."""
 
     def check_config(self, owner: str, action_space: Any, env: Any) -> None:
-        super().check_config(owner, action_space, env)
+        # BuiltPolicy's checks but its minibatch warning (about transitions, not sequences)
+        positive_int(owner, "n_steps", self.config["n_steps"])
+        positive_int(owner, "n_epochs", self.config["n_epochs"])
+        positive_int(owner, "batch_size", self.config["batch_size"])
+        check_hyperparameters(owner, self.config)
         length = optional_positive_int(owner, "sequence_length", self.config["sequence_length"])
         n_steps = self.config["n_steps"]
         if length is not None and length > n_steps:
