@@ -9,14 +9,15 @@ Learning from a full rollout (``update(policy, batch)``, below): GAE as PPO's
 (:func:`~rlkit.learners.policy_gradient.functions.gae`), the states where an episode was cut
 (truncation, the rollout's end) valued from the hidden state *after* their step (sb3-contrib's
 rule); then the rollout is cut into sequences by ``Batch.sequences`` (rlkit/learners/batch.py):
-each sub-env's steps, cut at every episode start and every ``sequence_length`` steps (default
-``None``: the whole rollout, ``n_steps``), padded with a mask. ``n_epochs`` times, the sequences
-are shuffled (the policy's generator) and packed into minibatches of at most ``batch_size`` real
-steps (whole sequences, never split; :class:`SequenceMultiStep`), and each minibatch takes one
-Adam step (eps 1e-5, gradient norm clipped at ``max_grad_norm``) on :func:`recurrent_ppo_loss`:
-the LSTM replayed over each sequence from its stored first state, then PPO's clipped surrogate,
-value loss and entropy (:func:`~rlkit.learners.policy_gradient.ppo.ppo_objective`) over the real
-steps only (padding is masked out; advantages normalised over the real steps of the minibatch).
+each sub-env's steps, cut at every episode start and every ``sequence_length`` steps
+(default ``None``: ``min(n_steps, batch_size)``, so a sequence fits in a minibatch), padded
+with a mask. ``n_epochs`` times, the sequences are shuffled (the policy's generator) and
+packed into minibatches of at most ``batch_size`` real steps (whole sequences, never split;
+:class:`SequenceMultiStep`), and each minibatch takes one Adam step (eps 1e-5, gradient norm
+clipped at ``max_grad_norm``) on :func:`recurrent_ppo_loss`: the LSTM replayed over each
+sequence from its stored first state, then PPO's clipped surrogate, value loss and entropy
+(:func:`~rlkit.learners.policy_gradient.ppo.ppo_objective`) over the real steps only (padding
+is masked out; advantages normalised over the real steps of the minibatch).
 
 Defaults are sb3-contrib's (``n_steps`` 128, ``batch_size`` 128, ``lstm_hidden_size`` 256,
 ``n_lstm_layers`` 1, ``shared_lstm`` False, ``enable_critic_lstm`` True, MLPs (64, 64) tanh after
@@ -77,7 +78,7 @@ RECURRENT_PPO_DEFAULTS = {
     "shared_lstm": False,
     "enable_critic_lstm": True,
     "ortho_init": True,
-    "sequence_length": None,  # None: cut at episode starts and the rollout's end only
+    "sequence_length": None,  # None: min(n_steps, batch_size)
 }
 
 # what the loss reads per step of a sequence
@@ -98,9 +99,9 @@ def add_recurrent_advantages(policy, batch):
                             device=policy.device)  # fmt: skip
     steps, n = final.shape[:2]
     with torch.no_grad():
-        next_values = policy.model.values_after(
-            final.flatten(0, 1), after.flatten(0, 1)
-        ).reshape(steps, n)
+        next_values = policy.model.values_after(final.flatten(0, 1), after.flatten(0, 1)).reshape(
+            steps, n
+        )
     advantages, returns = gae(
         batch["reward"],
         batch["value"],
@@ -242,13 +243,13 @@ class _RecurrentPPOBase(RecurrentPolicy):
             raise ValueError(
                 f"{owner}: sequence_length={length} is longer than the rollout (n_steps="
                 f"{n_steps}): a sequence holds the steps of one sub-env's rollout at most; give "
-                f"sequence_length <= {n_steps}, or None (cut at episode starts and the "
-                f"rollout's end only)"
+                f"sequence_length <= {n_steps}, or None (min(n_steps, batch_size))"
             )
 
     def sequence_length(self) -> int:
-        """The longest sequence: ``sequence_length``, or the rollout's ``n_steps``."""
-        return self.config["sequence_length"] or self.config["n_steps"]
+        """The longest sequence: ``sequence_length``, or ``min(n_steps, batch_size)``."""
+        config = self.config
+        return config["sequence_length"] or min(config["n_steps"], config["batch_size"])
 
 
 RecurrentPPO = build_policy(

@@ -95,19 +95,19 @@ def test_sequences_never_cross_an_episode_start_and_cover_the_rollout_once():
         assert 1 <= length <= 16
         seen.extend(steps.tolist())
     assert sorted(seen) == index.ravel().tolist()
-    # each sequence begins where its sub-env started an episode, or a cut (16 steps, t=0)
+    # each sequence begins at the rollout's start, an episode start or a 16-step cut
     firsts = cut["index"][0][cut["mask"][0]]
-    t, e = np.divmod(firsts, n_envs)
-    begins = b["episode_start"][t, e] | (t % 16 == 0)
-    begins |= np.array([(tt, ee) in _after_cuts(b["episode_start"], 16) for tt, ee in zip(t, e)])
-    assert begins.all()
+    begins = {tuple(x) for x in np.stack(np.divmod(firsts, n_envs), axis=1).tolist()}
+    assert begins == _sequence_starts(b["episode_start"], 16)
 
 
-def _after_cuts(starts, length):
-    """(t, env) where a 16-step cut (counted from the last episode start) begins a sequence."""
+def _sequence_starts(starts, length):
+    """(t, env) where a sequence must begin: t = 0, an episode start, or ``length`` steps after
+    the last beginning."""
     out = set()
     for env in range(starts.shape[1]):
         begin = 0
+        out.add((0, env))
         for t in range(1, starts.shape[0]):
             if starts[t, env] or t - begin == length:
                 out.add((t, env))
@@ -162,8 +162,8 @@ def test_shared_and_critic_lstm_together_are_refused():
 )
 def test_the_critic_variants_learn(shared, critic, n_states):
     env = rk.VectorGymEnv(ENV, 2, seed=0)
-    agent = rk.RecurrentPPO.agent(env, seed=0, n_steps=16, batch_size=16, n_epochs=2,
-                                  shared_lstm=shared, enable_critic_lstm=critic, **SMALL)  # fmt: skip
+    hp = {"shared_lstm": shared, "enable_critic_lstm": critic, **SMALL}
+    agent = rk.RecurrentPPO.agent(env, seed=0, n_steps=16, batch_size=16, n_epochs=2, **hp)
     before = [p.detach().clone() for p in agent.policy.model.parameters()]
     rk.run(agent, env, rk.StopAfterNSteps(64))
     assert agent.policy.updates == 2 and agent.policy.model.n_states == n_states
@@ -175,7 +175,8 @@ def test_the_critic_variants_learn(shared, critic, n_states):
 
 def test_continuous_actions_and_the_pendulum_task():
     env = rk.VectorGymEnv("rlkit/PendulumNoVel-v1", 2, seed=0)
-    agent = rk.RecurrentPPO.agent(env, seed=0, n_steps=16, batch_size=16, n_epochs=1, **SMALL)
+    agent = rk.RecurrentPPO.agent(env, seed=0, n_steps=16, batch_size=16, n_epochs=1,
+                                  **SMALL)  # fmt: skip
     rk.run(agent, env, rk.StopAfterNSteps(32))
     assert agent.policy.updates == 1 and np.isfinite(rk.statistics(agent.policy)["loss"])
 
@@ -221,3 +222,9 @@ def test_the_no_velocity_tasks_drop_the_velocities(env_id, full, keep):
     assert env.spec.max_episode_steps == reference.spec.max_episode_steps
     np.testing.assert_array_equal(env.observation_space.high,
                                   reference.observation_space.high[keep])  # fmt: skip
+
+
+def test_saving_a_recurrent_policy_for_inference_is_refused(tmp_path):
+    policy = rk.RecurrentPPO(rk.GymEnv(ENV), **SMALL)
+    with pytest.raises(TypeError, match="rk.save: RecurrentPPO is recurrent.*hidden state"):
+        rk.save(policy, tmp_path / "p.rlkit")
