@@ -228,3 +228,21 @@ def test_saving_a_recurrent_policy_for_inference_is_refused(tmp_path):
     policy = rk.RecurrentPPO(rk.GymEnv(ENV), **SMALL)
     with pytest.raises(TypeError, match="rk.save: RecurrentPPO is recurrent.*hidden state"):
         rk.save(policy, tmp_path / "p.rlkit")
+
+
+@pytest.mark.parametrize("env_id", ["rlkit/CartPoleNoVel-v1", "rlkit/PendulumNoVel-v1"])
+def test_the_no_velocity_tasks_pass_gymnasiums_check_env(env_id):
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(gym.make(env_id), skip_render_check=True)  # the wrapper on top
+    assert rk.check_env(rk.GymEnv(env_id)).env == env_id
+
+
+def test_the_no_velocity_wrapper_refuses_bad_indices():
+    from gymnasium.envs.classic_control import CartPoleEnv
+
+    from rlkit.envs.toy.no_velocity import NoVelocityObservation
+
+    with pytest.raises(ValueError, match=r"NoVelocityObservation: keep must be indices in "
+                       r"\[0, 4\), got \(0, 7\)"):  # fmt: skip
+        NoVelocityObservation(CartPoleEnv(), keep=(0, 7))
