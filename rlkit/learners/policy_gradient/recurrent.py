@@ -51,6 +51,7 @@ from ...core.dispatch import update
 from ...optimizers import GradientDescent, MultiStep, NonFiniteError, OptimizerModule
 from ..batch import Batch
 from ..builder import build_policy
+from ..compiled import refuse_compile
 from ..built import initial_value
 from ..hyperparameters import check_hyperparameters
 from ..update import LossClosures, postprocessed, refused, set_learning_rate
@@ -245,6 +246,11 @@ class _RecurrentPPOBase(RecurrentPolicy):
                 f"{n_steps}): a sequence holds the steps of one sub-env's rollout at most; give "
                 f"sequence_length <= {n_steps}, or None (min(n_steps, batch_size))"
             )
+
+    def check_compilable(self, owner: str) -> None:
+        """Refuse ``compile=True``: acting steps the LSTM with its hidden state, outside the
+        compiled forward pass."""
+        refuse_compile(owner, "its model steps an LSTM with a hidden state when acting")
 
     def sequence_length(self) -> int:
         """The longest sequence: ``sequence_length``, or ``min(n_steps, batch_size)``."""

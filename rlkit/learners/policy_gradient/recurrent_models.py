@@ -81,6 +81,11 @@ class RecurrentActorCritic(nn.Module):
     ) -> None:
         super().__init__()
         owner = "RecurrentActorCritic"
+        flags = {"shared_lstm": shared_lstm, "enable_critic_lstm": enable_critic_lstm,
+                 "ortho_init": ortho_init}  # fmt: skip
+        for name, value in flags.items():
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{owner}: {name} must be True or False, got {value!r}")
         if shared_lstm and enable_critic_lstm:
             raise ValueError(
                 f"{owner}: shared_lstm=True and enable_critic_lstm=True both give the critic an "

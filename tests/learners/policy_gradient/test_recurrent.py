@@ -246,3 +246,15 @@ def test_the_no_velocity_wrapper_refuses_bad_indices():
     with pytest.raises(ValueError, match=r"NoVelocityObservation: keep must be indices in "
                        r"\[0, 4\), got \(0, 7\)"):  # fmt: skip
         NoVelocityObservation(CartPoleEnv(), keep=(0, 7))
+
+
+def test_a_flag_that_is_not_a_bool_is_refused():
+    with pytest.raises(TypeError, match="RecurrentActorCritic: shared_lstm must be True or "
+                       "False, got 'yes'"):  # fmt: skip
+        rk.RecurrentPPO(rk.GymEnv(ENV), shared_lstm="yes", enable_critic_lstm=False)
+
+
+def test_compile_is_refused_naming_the_reason():
+    with pytest.raises(ValueError, match="RecurrentPPO: compile=True is not supported: its "
+                       "model steps an LSTM"):  # fmt: skip
+        rk.RecurrentPPO(rk.GymEnv(ENV), compile=True)
