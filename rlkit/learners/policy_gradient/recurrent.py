@@ -48,11 +48,17 @@ import torch
 
 from ...core.checks import optional_positive_int, positive_int
 from ...core.dispatch import update
-from ...optimizers import GradientDescent, MultiStep, NonFiniteError, OptimizerModule
+from ...optimizers import (
+    ClippedStep,
+    GradientDescent,
+    MultiStep,
+    NonFiniteError,
+    OptimizerModule,
+)
 from ..batch import Batch
 from ..builder import build_policy
-from ..compiled import refuse_compile
 from ..built import initial_value
+from ..compiled import refuse_compile
 from ..hyperparameters import check_hyperparameters
 from ..update import LossClosures, postprocessed, refused, set_learning_rate
 from .functions import gae, value_stats
@@ -218,8 +224,6 @@ class SequenceMultiStep(MultiStep):
 def recurrent_optimizer(config: dict) -> OptimizerModule:
     """PPO's optimizer over sequences: ``SequenceMultiStep(ClippedStep(GradientDescent(Adam,
     eps=1e-5), max_grad_norm), n_epochs, batch_size)``."""
-    from ...optimizers import ClippedStep
-
     tree: OptimizerModule = GradientDescent(
         "adam", lr=initial_value(config["lr"]), eps=1e-5, fused=True, keep_deltas=False
     )
