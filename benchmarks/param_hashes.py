@@ -48,6 +48,8 @@ BUDGETS = {
     "PPO_CartPole": ("total_steps", 2048),
     "PPO_Acrobot": ("total_steps", 4096),
     "PPO_Pendulum": ("total_steps", 4096),
+    "RecurrentPPO_CartPoleNoVel": ("total_steps", 1024),
+    "RecurrentPPO_PendulumNoVel": ("total_steps", 4096),
     "TRPO_CartPole": ("total_steps", 3072),
     "TRPO_Pendulum": ("total_steps", 4096),
     "ES_CartPole": ("generations", 3),

@@ -18,5 +18,6 @@ from . import (  # noqa: F401 - registration happens at import
     offline,
     optimizers,
     policy_gradient,
+    recurrent,
     tabular,
 )

@@ -251,6 +251,7 @@ _LAZY: dict[str, str] = {
     "VPG": "rlkit.learners.policy_gradient.vpg",
     "A2C": "rlkit.learners.policy_gradient.a2c",
     "PPO": "rlkit.learners.policy_gradient.ppo",
+    "RecurrentPPO": "rlkit.learners.policy_gradient.recurrent",
     "IMPALA": "rlkit.learners.policy_gradient.impala",
     "TRPO": "rlkit.learners.policy_gradient.trpo",
     "ES": "rlkit.learners.policy_gradient.es",

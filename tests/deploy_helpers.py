@@ -18,6 +18,9 @@ SMALL = {"learning_starts": 32, "batch_size": 32, "train_freq": 4, "gradient_ste
 #: recipes of planners, which have no inference artifact (rlkit/deploy/planners.py; their
 #: refusal is tested in tests/learners/model_based/test_pets.py)
 PLANNERS = {"PETS_Pendulum"}
+#: recipes of recurrent policies, which rk.save refuses (an artifact holds no hidden state; the
+#: refusal is tested in tests/learners/policy_gradient/test_recurrent.py)
+RECURRENT = {"RecurrentPPO_CartPoleNoVel", "RecurrentPPO_PendulumNoVel"}
 
 
 def deep_recipes() -> list[str]:
@@ -32,6 +35,7 @@ def deep_recipes() -> list[str]:
         and recipe_steps_unit(name) is None
         and not _multiagent(name)
         and name not in PLANNERS
+        and name not in RECURRENT
     ]
 
 

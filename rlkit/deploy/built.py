@@ -31,6 +31,7 @@ from ..core.dispatch import greedy
 from ..core.interfaces import AbstractPolicy
 from ..learners.actor_critic.common import OffPolicyActorCritic, unscale_action
 from ..learners.built import BuiltPolicy
+from ..learners.policy_gradient.recurrent_policy import RecurrentPolicy
 from ..policies.distributions import ActionDistribution
 from ..policies.predict import mask_batch, observation_batch, single_or_batch
 from ..policies.stochastic import StochasticPolicy, is_vector_env
@@ -125,6 +126,16 @@ def _(policy: BuiltPolicy) -> Artifact:
         "stochastic", cls_name(policy), (policy.state_space, policy.action_space), meta,
         _model_tensors(policy.model),
     )  # fmt: skip
+
+
+@policy_artifact.register
+def _(policy: RecurrentPolicy) -> Artifact:
+    raise TypeError(
+        f"rk.save: {type(policy).name} is recurrent: it acts from a hidden state carried between "
+        f"steps, which an inference artifact does not hold yet (it would act as if every "
+        f"observation began an episode); keep its checkpoints (rk.CheckpointHook) to continue or "
+        f"evaluate it"
+    )
 
 
 @policy_artifact.register

@@ -28,6 +28,7 @@ from rlkit.optimizers.base import OptimizerModule
 FAMILIES: dict[str, list[str]] = {
     "DQN_CartPole": ["--steps", "300", "--set", "learning_starts=100", "--set", "train_freq=100"],
     "PPO_CartPole": ["--steps", "256"],
+    "RecurrentPPO_CartPoleNoVel": ["--steps", "256", "--set", "lstm_hidden_size=16"],
     "A2C_CartPole": ["--steps", "80"],
     "VPG_CartPole": ["--steps", "1024"],
     "TRPO_CartPole": ["--steps", "300", "--set", "n_steps=100", "--set", "batch_size=50"],
@@ -40,7 +41,7 @@ ALGORITHM = {
     "PPO_CartPole": "PPO", "A2C_CartPole": "A2C", "VPG_CartPole": "VPG",
     "TRPO_CartPole": "TRPO", "ES_CartPole": "ES", "SAC_Pendulum": "SAC",
     "TD3_Pendulum": "TD3", "DDPG_Pendulum": "DDPG", "MBPO_Pendulum": "MBPO",
-    "PETS_Pendulum": "PETS",
+    "PETS_Pendulum": "PETS", "RecurrentPPO_CartPoleNoVel": "RecurrentPPO",
 }
 # the built policies' common defaults an algorithm does not use (rlkit/learners/built.py)
 UNUSED = {

@@ -36,3 +36,17 @@ _MAZES = {
 for _id, _layout in _MAZES.items():
     if _id not in registry:
         register(id=_id, entry_point="rlkit.envs.toy.maze:MazeEnv", kwargs={"layout": _layout})
+
+# partially observed classic control (rl-baselines3-zoo's NoVel tasks, for recurrent policies)
+_NO_VELOCITY = {
+    "rlkit/CartPoleNoVel-v1": ("cartpole_no_velocity", 500, 475.0),
+    "rlkit/PendulumNoVel-v1": ("pendulum_no_velocity", 200, None),
+}
+for _id, (_fn, _steps, _threshold) in _NO_VELOCITY.items():
+    if _id not in registry:
+        register(
+            id=_id,
+            entry_point=f"rlkit.envs.toy.no_velocity:{_fn}",
+            max_episode_steps=_steps,
+            reward_threshold=_threshold,
+        )

@@ -44,7 +44,7 @@ from .functions import (
 )
 from .models import actor_critic_model
 
-__all__ = ["PPO", "ppo_loss", "adam_optimizer", "PPO_DEFAULTS"]
+__all__ = ["PPO", "ppo_loss", "ppo_objective", "adam_optimizer", "PPO_DEFAULTS"]
 
 PPO_DEFAULTS = {
     "lr": 3e-4,
@@ -72,8 +72,15 @@ def ppo_loss(policy, model, dist_class, batch):
     diagnostics Stable-Baselines3 logs."""
     obs = batch["state"]
     dist = dist_class.from_inputs(model(obs), policy.action_space, batch.get("legal_action_mask"))
+    return ppo_objective(policy, dist, model.value(obs), batch)
+
+
+def ppo_objective(policy, dist, values, batch):
+    """PPO's loss and diagnostics from the action distribution and the values the model gives
+    for ``batch``'s rows (what :func:`ppo_loss` computes after the forward pass; a recurrent
+    model's loss, rlkit/learners/policy_gradient/recurrent.py, calls it on the real steps of
+    its sequences)."""
     log_prob = dist.log_prob(batch["action"])
-    values = model.value(obs)
     advantages = batch["advantages"]
     if policy.hp("normalize_advantage"):
         advantages = normalize(advantages)

@@ -1,0 +1,161 @@
+"""RecurrentPPO against plain PPO on the partially observed CartPole (``rlkit/CartPoleNoVel-v1``),
+with the same settings (rl-baselines3-zoo's ppo_lstm ones for CartPoleNoVel: 8 envs, n_steps 32,
+batch 256, 20 epochs, gamma 0.98, gae_lambda 0.8, lr and clip linear to 0 over 100k steps).
+
+For each seed and each learner: the wall time, the first environment step at which a training
+episode returned 500, the first step at which the mean of the last 20 training episodes reached
+475 and 500, the mean of the last 20 training episodes, and the greedy policy's returns on 10
+evaluation episodes. Torch on one thread.
+
+Usage::
+
+    python benchmarks/recurrent.py [--seeds 0 1 2] [--steps 100000] [--learners rec ppo sb3]
+
+``sb3``: sb3-contrib's RecurrentPPO with the same settings (``pip install sb3-contrib``).
+
+Results (written by hand from the output) are in benchmarks/results_recurrent.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import torch
+
+import rlkit as rk
+
+ENV = "rlkit/CartPoleNoVel-v1"
+
+
+def settings(steps: int) -> dict:
+    """The zoo's ppo_lstm CartPoleNoVel settings, both learners."""
+    return dict(
+        n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+        lr=rk.LinearSchedule(1e-3, 0.0, steps), clip_range=rk.LinearSchedule(0.2, 0.0, steps),
+    )  # fmt: skip
+
+
+class FirstSteps(rk.TotalRewardPerEpisode):
+    """Episode returns, and the transitions seen when each finished."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: list[int] = []
+
+    def vector_post_act(self, policy, env) -> None:
+        before = len(self.rewards)
+        super().vector_post_act(policy, env)
+        self.at.extend([policy.policy.transitions] * (len(self.rewards) - before))
+
+
+def first(steps: list[int], mask: np.ndarray) -> int | None:
+    where = np.flatnonzero(mask)
+    return int(steps[where[0]]) if len(where) else None
+
+
+def run(learner: str, seed: int, steps: int) -> dict:
+    torch.set_num_threads(1)
+    env = rk.VectorGymEnv(ENV, 8, seed=seed)
+    cls = rk.RecurrentPPO if learner == "rec" else rk.PPO
+    agent = cls.agent(env, seed=seed, **settings(steps))
+    hook = FirstSteps()
+    start = time.perf_counter()
+    rk.run(agent, env, rk.StopAfterNSteps(steps), hook)
+    seconds = time.perf_counter() - start
+    r = np.asarray(hook.rewards)
+    mean20 = np.convolve(r, np.ones(20) / 20, mode="valid") if len(r) >= 20 else np.array([])
+    at20 = hook.at[19:]
+    evaluation = rk.run(rk.greedy(agent.policy), rk.GymEnv(ENV, seed=1000 + seed),
+                        rk.StopAfterNEpisodes(10), rk.TotalRewardPerEpisode())  # fmt: skip
+    return {
+        "learner": "RecurrentPPO" if learner == "rec" else "PPO",
+        "seed": seed,
+        "seconds": round(seconds, 1),
+        "first_500": first(hook.at, r >= 500),
+        "mean20_475_at": first(at20, mean20 >= 475),
+        "mean20_500_at": first(at20, mean20 >= 500),
+        "last20": float(r[-20:].mean()),
+        "greedy": [float(x) for x in evaluation.rewards],
+    }
+
+
+def run_sb3(seed: int, steps: int) -> dict:
+    """sb3-contrib's RecurrentPPO (``MlpLstmPolicy``) with the same settings, in this process."""
+    import gymnasium as gym
+    from sb3_contrib import RecurrentPPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+
+    torch.set_num_threads(1)
+
+    class Returns(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rewards: list[float] = []
+            self.at: list[int] = []
+
+        def _on_step(self) -> bool:
+            for info in self.locals["infos"]:
+                if "episode" in info:
+                    self.rewards.append(float(info["episode"]["r"]))
+                    self.at.append(self.num_timesteps)
+            return True
+
+    env = make_vec_env(ENV, n_envs=8, seed=seed)
+    model = RecurrentPPO(
+        "MlpLstmPolicy", env, seed=seed, n_steps=32, batch_size=256, gae_lambda=0.8,
+        gamma=0.98, n_epochs=20, ent_coef=0.0, learning_rate=lambda f: 1e-3 * f,
+        clip_range=lambda f: 0.2 * f, device="cpu",
+    )  # fmt: skip
+    callback = Returns()
+    start = time.perf_counter()
+    model.learn(steps, callback=callback)
+    seconds = time.perf_counter() - start
+    r = np.asarray(callback.rewards)
+    mean20 = np.convolve(r, np.ones(20) / 20, mode="valid") if len(r) >= 20 else np.array([])
+    at20 = callback.at[19:]
+    greedy = []
+    eval_env = gym.make(ENV)
+    for episode in range(10):
+        obs, _ = eval_env.reset(seed=1000 + seed + episode)
+        state, start_flag, total, done = None, np.ones((1,), dtype=bool), 0.0, False
+        while not done:
+            action, state = model.predict(obs, state=state, episode_start=start_flag,
+                                          deterministic=True)  # fmt: skip
+            obs, reward, terminated, truncated, _ = eval_env.step(int(action))
+            start_flag = np.zeros((1,), dtype=bool)
+            total += float(reward)
+            done = terminated or truncated
+        greedy.append(total)
+    return {
+        "learner": "sb3-contrib RecurrentPPO",
+        "seed": seed,
+        "seconds": round(seconds, 1),
+        "first_500": first(callback.at, r >= 500),
+        "mean20_475_at": first(at20, mean20 >= 475),
+        "mean20_500_at": first(at20, mean20 >= 500),
+        "last20": float(r[-20:].mean()),
+        "greedy": greedy,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--learners", nargs="+", default=["rec", "ppo"])
+    args = parser.parse_args()
+    for seed in args.seeds:
+        for learner in args.learners:
+            if learner == "sb3":
+                result = run_sb3(seed, args.steps)
+            else:
+                result = run(learner, seed, args.steps)
+            print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
