@@ -155,3 +155,14 @@ def test_many_seeds_of_dqn_train_on_cuda():
 
     stacked = [m for m in vars(exp.policy.policy).values() if isinstance(m, StackedModel)]
     assert stacked and all(p.is_cuda for m in stacked for p in m.params.values())
+
+
+def test_recurrent_ppo_trains_on_cuda():
+    env = rk.VectorGymEnv("rlkit/CartPoleNoVel-v1", 2, seed=0)
+    agent = rk.RecurrentPPO.agent(env, seed=0, device="cuda", n_steps=32, batch_size=32)
+    model = agent.policy.model
+    before = [p.detach().cpu().clone() for p in model.parameters()]
+    rk.run(agent, env, rk.StopAfterNSteps(128))
+    after = list(model.parameters())
+    assert agent.policy.updates == 2 and all(p.is_cuda for p in after)
+    assert any(not torch.equal(a.cpu(), b) for a, b in zip(after, before, strict=True))
