@@ -127,3 +127,18 @@ class A:
         "line 17: import json",
         "line 20: from .vector import _Group",
     ]
+
+
+def test_every_package_is_listed_for_installation():
+    """A subpackage missing from pyproject.toml's ``packages`` is absent from a non-editable
+    install (``pip install .``, a wheel) while every test of an editable one passes."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    listed = set(re.findall(r'^    "(rlkit[\w.]*)",$', (root / "pyproject.toml").read_text(), re.M))
+    found = {
+        ".".join(init.parent.relative_to(root).parts)
+        for init in (root / "rlkit").rglob("__init__.py")
+    }
+    assert found <= listed, sorted(found - listed)
