@@ -110,13 +110,23 @@ class Masked(gym.Env):
         return 0, 0.0, False, False, {"action_mask": np.zeros(3, dtype=np.int8)}
 
 
-def test_random_policy_refuses_an_all_false_mask():
+def test_an_all_false_mask_is_refused_by_the_env_at_reset():
     env = rk.GymEnv(Masked(), seed=0)
-    env.reset()
+    with pytest.raises(ValueError, match=r"GymEnv\(Masked\) at reset .* marks no action legal"):
+        env.reset()
+
+
+def test_random_policy_refuses_an_all_false_mask():
+    """From an env that does not check its masks (any rlkit env may report one)."""
+    import types
+
+    env = types.SimpleNamespace(
+        action_space=gym.spaces.Discrete(3), legal_action_mask=np.zeros(3, bool)
+    )
     with pytest.raises(
         ValueError, match=r"RandomPolicy: the legal-action mask .* allows no action"
     ):
-        rk.RandomPolicy(seed=0)(env)
+        rk.RandomPolicy(seed=0).act(env)
 
 
 def test_the_replay_refuses_an_observation_of_the_wrong_shape():
