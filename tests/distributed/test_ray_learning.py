@@ -5,9 +5,9 @@ evaluation of at least 475 comes at 10,000 and 5,000 steps)."""
 
 import pytest
 import torch
+from rlkit.experiments.dqn import greedy_mean
 
 import rlkit as rk
-from rlkit.experiments.dqn import greedy_mean
 
 
 @pytest.mark.slow

@@ -8,12 +8,7 @@ The child process runs this file as a script (``python test_dict_resume.py child
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +19,12 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[2]))  # tests/, for the child process too
 
 from observation_envs import DictCartPole  # noqa: E402
-from state_helpers import assert_same  # noqa: E402
+from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block, one_thread  # noqa: E402
 
 import rlkit as rk  # noqa: E402
-from rlkit.core.state import get_state  # noqa: E402
-from rlkit.hooks.checkpoint import CheckpointHook, latest_checkpoint  # noqa: E402
+from rlkit.hooks.checkpoint import CheckpointHook  # noqa: E402
 
 STEPS, EVERY, KILL_AT = 1500, 500, 1234
-
-
-class Block(rk.AbstractHook):
-    """At PostAct of step ``at``: write ``ready`` and sleep until killed (``at=None``: never)."""
-
-    def __init__(self, at: int | None = None, ready: str = "") -> None:
-        self.at, self.ready, self.t = at, ready, 0
-
-    def post_act(self, policy: Any, env: Any) -> None:
-        self.t += 1
-        if self.t == self.at:
-            Path(self.ready).write_text(str(self.t))
-            while True:  # pragma: no cover - killed by the test
-                time.sleep(1)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
 
 
 def agent(env: Any) -> rk.Agent:
@@ -84,53 +58,19 @@ def run(folder: str | Path, block: Block, resume: bool = False):
 
 @pytest.mark.slow
 def test_dict_observation_dqn_resumed_after_sigkill_equals_the_uninterrupted_run(tmp_path):
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        ready = tmp_path / "ready"
-        child = subprocess.Popen(
-            [sys.executable, str(HERE), "child", str(tmp_path / "run"), str(ready)],
-            env=dict(os.environ, PYTHONHASHSEED="0"),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 300
-        while not ready.exists():
-            if child.poll() is not None:
-                output = child.stdout.read().decode()
-                pytest.fail(f"child exited with {child.returncode}:\n{output}")
-            if time.monotonic() > deadline:
-                child.kill()
-                pytest.fail("the child did not reach the kill step in time")
-            time.sleep(0.05)
-        last = KILL_AT // EVERY * EVERY
-        assert latest_checkpoint(tmp_path / "run").name == f"checkpoint-{last:012d}.safetensors"
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
-        assert child.returncode == -signal.SIGKILL
-
+    def check():
+        kill_at_block(HERE, tmp_path / "run", tmp_path / "ready", KILL_AT // EVERY * EVERY)
         reference = run(tmp_path / "reference", Block())
         resumed = run(tmp_path / "run", Block(), resume=True)
-        (agent_a, env_a, hook_a), (agent_b, env_b, hook_b) = reference, resumed
-        assert hook_a[0].rewards == hook_b[0].rewards and len(hook_a[0].rewards) > 10
-        assert agent_a.policy.learner.gradient_steps > 200
-        replay = get_state(agent_b)
-        assert_same(get_state(agent_a), replay, "agent")
-        assert_same(get_state(env_a), get_state(env_b), "env")
+        assert reference[0].policy.learner.gradient_steps > 200
+        assert_same_runs(reference, resumed)
         # the replay was saved and restored as a dict of arrays by key
-        states = agent_b.trajectory.state.arrays
+        states = resumed[0].trajectory.state.arrays
         assert set(states) == {"cart", "pole"} and states["cart"].dtype == np.float32
-        assert np.array_equal(states["pole"], agent_a.trajectory.state.arrays["pole"])
-    finally:
-        torch.set_num_threads(threads)
+        assert np.array_equal(states["pole"], reference[0].trajectory.state.arrays["pole"])
+
+    one_thread(check)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["child"]:
-    import torch
-
-    torch.set_num_threads(1)
-    folder, ready = sys.argv[2], sys.argv[3]
-    run(folder, Block(KILL_AT, ready))
-    print(json.dumps({"finished": True}))  # pragma: no cover - the test kills it first
+    child_main(run, KILL_AT)
