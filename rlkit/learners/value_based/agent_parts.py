@@ -41,6 +41,7 @@ __all__ = [
     "target_network",
     "replay_sampler",
     "replay_controller",
+    "replay_learner_settings",
     "epsilon_explorer",
 ]
 
@@ -165,6 +166,29 @@ def replay_controller(p: Any) -> InsertSampleRatioController:
     return InsertSampleRatioController(
         max(p.learning_starts, p.batch_size), p.train_freq, p.gradient_steps
     )
+
+
+def replay_learner_settings(
+    q: NeuralNetworkApproximator, p: Any, sampler_seed: np.random.SeedSequence
+) -> dict[str, Any]:
+    """What every DQN-family learner of the one-liners takes alike: ``q``'s target network,
+    ``double``, the replay sampler, the controller and ``gamma`` (keyword arguments).
+
+    Example:
+        >>> import numpy as np, rlkit as rk
+        >>> from rlkit.learners.value_based.dqn_hyperparameters import DQNHyperparameters
+        >>> hp, seed = DQNHyperparameters(), np.random.SeedSequence(0)
+        >>> q = q_approximator(rk.GymEnv("CartPole-v1"), hp, seed)
+        >>> sorted(replay_learner_settings(q, hp, seed))
+        ['controller', 'double', 'gamma', 'sampler', 'target']
+    """
+    return {
+        "target": target_network(q, p),
+        "double": p.double,
+        "sampler": replay_sampler(p, sampler_seed),
+        "controller": replay_controller(p),
+        "gamma": p.gamma,
+    }
 
 
 def epsilon_explorer(

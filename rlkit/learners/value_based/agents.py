@@ -36,9 +36,7 @@ from .agent_parts import (
     DQNSeeds,
     epsilon_explorer,
     q_approximator,
-    replay_controller,
-    replay_sampler,
-    target_network,
+    replay_learner_settings,
 )
 from .dqn import DQNLearner
 from .dqn_hyperparameters import (
@@ -206,12 +204,8 @@ class DQN(ValueBasedAgent):
         """A :class:`~rlkit.DQNLearner` of ``q``."""
         return DQNLearner(
             q,
-            target=target_network(q, hp),
-            double=hp.double,
             loss=hp.loss,
-            sampler=replay_sampler(hp, sampler_seed),
-            controller=replay_controller(hp),
-            gamma=hp.gamma,
+            **replay_learner_settings(q, hp, sampler_seed),
             compile=hp.compile,
         )
 
@@ -247,12 +241,8 @@ class PrioritizedDQN(ValueBasedAgent):
         """A :class:`~rlkit.PrioritizedDQNLearner` of ``q``."""
         return PrioritizedDQNLearner(
             q,
-            target=target_network(q, hp),
-            double=hp.double,
             loss=hp.loss,
-            sampler=replay_sampler(hp, sampler_seed),
-            controller=replay_controller(hp),
-            gamma=hp.gamma,
+            **replay_learner_settings(q, hp, sampler_seed),
             compile=hp.compile,
         )
 
@@ -309,10 +299,6 @@ class QRDQN(ValueBasedAgent):
             q,
             n_quantiles=hp.n_quantiles,
             kappa=hp.kappa,
-            target=target_network(q, hp),
-            double=hp.double,
-            sampler=replay_sampler(hp, sampler_seed),
-            controller=replay_controller(hp),
-            gamma=hp.gamma,
+            **replay_learner_settings(q, hp, sampler_seed),
             compile=hp.compile,
         )

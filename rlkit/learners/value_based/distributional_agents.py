@@ -17,9 +17,7 @@ from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
     network_approximator,
-    replay_controller,
-    replay_sampler,
-    target_network,
+    replay_learner_settings,
 )
 from .agents import ValueBasedAgent
 from .c51 import C51Learner
@@ -73,11 +71,7 @@ class C51(ValueBasedAgent):
             n_atoms=hp.n_atoms,
             v_min=hp.v_min,
             v_max=hp.v_max,
-            target=target_network(q, hp),
-            double=hp.double,
-            sampler=replay_sampler(hp, sampler_seed),
-            controller=replay_controller(hp),
-            gamma=hp.gamma,
+            **replay_learner_settings(q, hp, sampler_seed),
         )
 
 
@@ -134,11 +128,7 @@ class IQN(ValueBasedAgent):
             n_tau=hp.n_tau,
             n_tau_target=hp.n_tau_target,
             kappa=hp.kappa,
-            target=target_network(q, hp),
-            double=hp.double,
-            sampler=replay_sampler(hp, sampler_seed),
-            controller=replay_controller(hp),
-            gamma=hp.gamma,
+            **replay_learner_settings(q, hp, sampler_seed),
             seed=seed,
         )
 
@@ -195,11 +185,7 @@ class Rainbow(ValueBasedAgent):
             n_atoms=hp.n_atoms,
             v_min=hp.v_min,
             v_max=hp.v_max,
-            target=target_network(q, hp),
-            double=hp.double,
-            sampler=replay_sampler(hp, sampler_seed),
-            controller=replay_controller(hp),
-            gamma=hp.gamma,
+            **replay_learner_settings(q, hp, sampler_seed),
             seed=seed,
         )
 
