@@ -10,13 +10,14 @@ the recipes are listed without them. Every generator is derived from the recipe'
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import rlkit as rk
-from rlkit.core.checks import positive_int, unit_interval
+from rlkit.core.checks import non_negative_int, positive_int, unit_interval
 from rlkit.core.seeding import int_seed, spawn_seeds
 
 from .dqn import (
@@ -61,13 +62,33 @@ def tictactoe_state(observation: Any) -> int:
     return int(cells.reshape(-1) @ _POWERS)
 
 
+def tictactoe_afterstate(state: int, action: int) -> tuple[int, np.ndarray]:
+    """The board the opponent faces after the mover puts its mark at ``action`` in ``state``
+    (:func:`tictactoe_state`'s integers, seen from the side of the player to move), and the
+    opponent's legal moves (the empty cells): ``rk.NegamaxQLearner``'s afterstate.
+
+    Example:
+        >>> after, legal = tictactoe_afterstate(0, 4)  # the first mark in the centre
+        >>> after == 2 * 3**4, legal.sum()  # the opponent sees a mark of theirs, 8 cells free
+        (True, 8)
+    """
+    cells = (int(state) // _POWERS) % 3
+    cells[action] = 1
+    swapped = np.array([0, 2, 1])[cells]  # the opponent's marks are the mover's and vice versa
+    return int(swapped @ _POWERS), swapped == 0
+
+
 def _flat(observation: Any) -> np.ndarray:
     return np.asarray(observation, dtype=np.float32).reshape(-1)
 
 
-def tictactoe_env(seed: int | np.random.SeedSequence, *, tabular: bool) -> rk.PettingZooEnv:
+def tictactoe_env(
+    seed: int | np.random.SeedSequence, *, tabular: bool, opening: int = 0, opening_seed: Any = None
+) -> rk.PettingZooEnv:
     """PettingZoo's ``tictactoe_v3`` with each state as :func:`tictactoe_state`'s integer
-    (``tabular=True``) or as the 18 flat 0/1 cells (for a network).
+    (``tabular=True``) or as the 18 flat 0/1 cells (for a network); with ``opening > 0``,
+    each game starts after up to ``opening`` random moves (``rk.RandomOpening``, exploring
+    starts, its generator seeded with ``opening_seed``).
 
     Example:
         >>> tictactoe_env(0, tabular=True).view("player_1").state_space
@@ -76,13 +97,14 @@ def tictactoe_env(seed: int | np.random.SeedSequence, *, tabular: bool) -> rk.Pe
     from pettingzoo.classic import tictactoe_v3
 
     seed = int_seed(seed) if isinstance(seed, np.random.SeedSequence) else seed
+    game = tictactoe_v3.env()
+    if opening:
+        game = rk.RandomOpening(game, opening, seed=opening_seed)
     if tabular:
         fn, space = tictactoe_state, gym.spaces.Discrete(TICTACTOE_STATES)
     else:
         fn, space = _flat, gym.spaces.Box(0.0, 1.0, (18,), dtype=np.float32)
-    return rk.PettingZooEnv(
-        tictactoe_v3.env(), seed=seed, observation_fn=fn, observation_space=space
-    )
+    return rk.PettingZooEnv(game, seed=seed, observation_fn=fn, observation_space=space)
 
 
 @rk.experiment
@@ -92,26 +114,40 @@ def SelfPlayQ_TicTacToe(
     step_size: float = 0.5,
     epsilon: float = 0.1,
     decay_episodes: int = 14_000,
+    opening: int = 0,
+    target: str = "negamax",
+    init: float = 0.0,
 ) -> rk.Experiment:
     """Tabular Q-learning by self-play on tic-tac-toe: one Q table shared by both players
     (each sees the board from its own side), each player recording its own moves; epsilon
     decays linearly from 1 to ``epsilon`` over about ``decay_episodes`` episodes (9 moves
-    each at most; the schedule counts moves)."""
+    each at most; the schedule counts moves). ``target="negamax"``: ``rk.NegamaxQLearner``
+    (bootstraps from the opponent's position after the move: the game's minimax values);
+    ``"qlearning"``: plain Q-learning, the opponent part of the environment. ``opening``:
+    games start after up to that many random moves (``rk.RandomOpening``)."""
     name = "SelfPlayQ_TicTacToe"
-    env_seed, explorer_seed = spawn_seeds(seed, 2)
-    env = tictactoe_env(env_seed, tabular=True)
+    env_seed, explorer_seed, opening_seed = spawn_seeds(seed, 3)
+    env = tictactoe_env(
+        env_seed,
+        tabular=True,
+        opening=non_negative_int(name, "opening", opening),
+        opening_seed=opening_seed,
+    )
     view = env.view("player_1")
-    q = rk.TabularQApproximator(view.state_space, view.action_space, step_size=step_size)
+    q = rk.TabularQApproximator(view.state_space, view.action_space, init=init, step_size=step_size)
     explorer = rk.EpsilonGreedyExplorer(
         unit_interval(name, "epsilon", epsilon),
         kind="linear",
         decay_steps=8 * positive_int(name, "decay_episodes", decay_episodes),
         seed=explorer_seed,
     )
-    agent = rk.Agent(
-        rk.QBasedPolicy(rk.TDLearner(q, method="qlearning", gamma=1.0), explorer),
-        rk.VectorSARTTrajectory(),
-    )
+    if target == "negamax":
+        learner = rk.NegamaxQLearner(q, tictactoe_afterstate, gamma=1.0)
+    elif target == "qlearning":
+        learner = rk.TDLearner(q, method="qlearning", gamma=1.0)
+    else:
+        raise ValueError(f"{name}: target must be 'negamax' or 'qlearning', got {target!r}")
+    agent = rk.Agent(rk.QBasedPolicy(learner, explorer), rk.VectorSARTTrajectory())
     return rk.Experiment(
         rk.MultiAgentPolicy.shared(agent, env.agents),
         env,
@@ -182,7 +218,9 @@ def DQN_TicTacToe(seed: int = 0, p: DQNParams = TICTACTOE_DQN) -> rk.Experiment:
     )
 
 
-def connect_four_env(seed: int | np.random.SeedSequence) -> rk.PettingZooEnv:
+def connect_four_env(
+    seed: int | np.random.SeedSequence, *, opening: int = 0, opening_seed: Any = None
+) -> rk.PettingZooEnv:
     """PettingZoo's ``connect_four_v3`` with each state as the 84 flat 0/1 cells (6 rows, 7
     columns, plane 0 the mover's discs, plane 1 the opponent's); the legal columns are the
     action mask.
@@ -195,9 +233,39 @@ def connect_four_env(seed: int | np.random.SeedSequence) -> rk.PettingZooEnv:
 
     seed = int_seed(seed) if isinstance(seed, np.random.SeedSequence) else seed
     space = gym.spaces.Box(0.0, 1.0, (84,), dtype=np.float32)
-    return rk.PettingZooEnv(
-        connect_four_v3.env(), seed=seed, observation_fn=_flat, observation_space=space
-    )
+    game = connect_four_v3.env()
+    if opening:
+        game = rk.RandomOpening(game, opening, seed=opening_seed)
+    return rk.PettingZooEnv(game, seed=seed, observation_fn=_flat, observation_space=space)
+
+
+def connect_four_afterstate(states: Any, actions: Any) -> tuple[Any, Any]:
+    """The boards the opponent faces after the mover drops a disc in column ``actions`` of
+    ``states`` (batches of torch tensors: ``(n, 84)`` flat boards of :func:`connect_four_env`,
+    ``(n,)`` columns), and the opponent's legal columns (those not full):
+    ``rk.NegamaxDQNLearner``'s afterstate. The disc lands on the lowest empty row (row 5 is
+    the bottom, as PettingZoo's).
+
+    Example:
+        >>> import torch
+        >>> after, legal = connect_four_afterstate(torch.zeros(1, 84), torch.tensor([3]))
+        >>> after.view(6, 7, 2)[5, 3].tolist(), bool(legal.all())  # a disc of theirs now
+        ([0.0, 1.0], True)
+    """
+    import torch
+
+    boards = states.reshape(-1, 6, 7, 2)
+    mine, theirs = boards[..., 0], boards[..., 1]
+    column = actions.long().view(-1, 1, 1).expand(-1, 6, 1)
+    filled = (mine + theirs).gather(2, column).squeeze(2)  # (n, 6): the chosen column
+    row = (6 - filled.sum(dim=1)).long() - 1  # the lowest empty row
+    rows = torch.arange(6, device=states.device).view(1, 6)
+    drop = (rows == row.view(-1, 1)).to(states.dtype)  # (n, 6): the landing cell
+    placed = torch.zeros_like(mine).scatter(2, column, drop.unsqueeze(2))
+    after_mine = mine + placed
+    opponent = torch.stack((theirs, after_mine), dim=-1).reshape(states.shape)
+    legal = (theirs + after_mine)[:, 0, :] == 0  # the top row empty
+    return opponent, legal
 
 
 #: DQN by self-play on connect four: DQN_TicTacToe's network and n-step returns (4 hidden
@@ -206,7 +274,20 @@ def connect_four_env(seed: int | np.random.SeedSequence) -> rk.PettingZooEnv:
 #: epsilon 1 -> 0.2 over the first 15% of the moves (the pool's copies keep exploring too, which
 #: varies the games), 1,000 random moves first; ``total_steps`` counts the moves of both seats
 #: (the learner records and learns from its own, about half)
-CONNECT4_DQN = DQNParams(
+@dataclass(frozen=True)
+class SelfPlayDQNParams(DQNParams):
+    """``DQNParams`` and the self-play learner's target (``"dqn"`` or ``"negamax"``:
+    ``rk.NegamaxDQNLearner``), double DQN, masked targets (the replay keeps the legal columns
+    of each next state) and exploring starts (``opening``: games start after up to that many
+    random moves, ``rk.RandomOpening``)."""
+
+    target: str = "dqn"
+    double: bool = False
+    masked_targets: bool = False
+    opening: int = 0
+
+
+CONNECT4_DQN = SelfPlayDQNParams(
     total_steps=120_000,
     lr=3e-4,
     batch_size=64,
@@ -229,7 +310,7 @@ CONNECT4_REFRESH_EVERY = 100
 
 
 @rk.experiment
-def SelfPlayDQN_ConnectFour(seed: int = 0, p: DQNParams = CONNECT4_DQN) -> rk.Experiment:
+def SelfPlayDQN_ConnectFour(seed: int = 0, p: SelfPlayDQNParams = CONNECT4_DQN) -> rk.Experiment:
     """DQN learns connect four by self-play (``rk.SelfPlay``): it plays the two seats in turn,
     episode by episode, against a copy drawn from a pool of its frozen past selves (a new copy
     every ``CONNECT4_REFRESH_EVERY`` games, the ``CONNECT4_POOL_SIZE`` latest kept); illegal
@@ -237,21 +318,31 @@ def SelfPlayDQN_ConnectFour(seed: int = 0, p: DQNParams = CONNECT4_DQN) -> rk.Ex
     are recorded. ``total_steps`` counts the moves of both seats."""
     name = "SelfPlayDQN_ConnectFour"
     s = RecipeSeeds.of(seed)
-    env = connect_four_env(s.env)
+    opening_seed = np.random.SeedSequence(s.env.entropy, spawn_key=(*s.env.spawn_key, 1))
+    env = connect_four_env(s.env, opening=p.opening, opening_seed=opening_seed)
     view = env.view(env.agents[0])
     q = q_approximator(view, p, s.network)
+    settings = {
+        "target": rk.TargetNetwork(q, sync_every=p.target_update_interval),
+        "sampler": replay_sampler(p, s.sampler),
+        "controller": zoo_controller(p),
+        "gamma": p.gamma,
+        "double": p.double,
+    }
+    if p.target == "negamax":
+        if p.n_step != 1:
+            raise ValueError(f"{name}: target='negamax' is one move deep; n_step must be 1, "
+                             f"got {p.n_step}")  # fmt: skip
+        dqn = rk.NegamaxDQNLearner(q, afterstate=connect_four_afterstate, **settings)
+    elif p.target == "dqn":
+        dqn = rk.DQNLearner(q, **settings)
+    else:
+        raise ValueError(f"{name}: target must be 'negamax' or 'dqn', got {p.target!r}")
     learner = rk.Agent(
-        rk.QBasedPolicy(
-            rk.DQNLearner(
-                q,
-                target=rk.TargetNetwork(q, sync_every=p.target_update_interval),
-                sampler=replay_sampler(p, s.sampler),
-                controller=zoo_controller(p),
-                gamma=p.gamma,
-            ),
-            zoo_explorer(p, s.explorer),
+        rk.QBasedPolicy(dqn, zoo_explorer(p, s.explorer)),
+        rk.CircularArraySARTTrajectory(
+            p.buffer_size, view.state_space, view.action_space, legal_action_masks=p.masked_targets
         ),
-        rk.CircularArraySARTTrajectory(p.buffer_size, view.state_space, view.action_space),
     )
     policy = rk.SelfPlay(
         learner,
