@@ -10,6 +10,7 @@ the recipes are listed without them. Every generator is derived from the recipe'
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ from .dqn import (
 __all__ = [
     "tictactoe_state",
     "tictactoe_env",
+    "tictactoe_successors",
+    "connect_four_afterstate",
     "TICTACTOE_DQN",
     "SelfPlayQ_TicTacToe",
     "DQN_TicTacToe",
@@ -62,20 +65,30 @@ def tictactoe_state(observation: Any) -> int:
     return int(cells.reshape(-1) @ _POWERS)
 
 
-def tictactoe_afterstate(state: int, action: int) -> tuple[int, np.ndarray]:
-    """The board the opponent faces after the mover puts its mark at ``action`` in ``state``
-    (:func:`tictactoe_state`'s integers, seen from the side of the player to move), and the
-    opponent's legal moves (the empty cells): ``rk.NegamaxQLearner``'s afterstate.
+_LINES = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8],
+                   [2, 4, 6]])  # fmt: skip
+
+
+@functools.cache
+def tictactoe_successors(state: int) -> tuple[np.ndarray, ...]:
+    """The legal moves of ``state`` (:func:`tictactoe_state`'s integer, seen by the player to
+    move) and for each: the board the opponent then faces (from its side), its legal moves
+    (the empty cells), the mover's reward (1 for a line of three) and whether the game ends
+    (a line, or a full board): ``rk.NegamaxQLearner``'s rule of the game. Cached.
 
     Example:
-        >>> after, legal = tictactoe_afterstate(0, 4)  # the first mark in the centre
-        >>> after == 2 * 3**4, legal.sum()  # the opponent sees a mark of theirs, 8 cells free
-        (True, 8)
+        >>> actions, opponents, legal, rewards, dones = tictactoe_successors(0)
+        >>> actions.tolist(), int(opponents[4]) == 2 * 3**4, int(legal[4].sum()), bool(dones.any())
+        ([0, 1, 2, 3, 4, 5, 6, 7, 8], True, 8, False)
     """
     cells = (int(state) // _POWERS) % 3
-    cells[action] = 1
-    swapped = np.array([0, 2, 1])[cells]  # the opponent's marks are the mover's and vice versa
-    return int(swapped @ _POWERS), swapped == 0
+    actions = np.flatnonzero(cells == 0)
+    after = np.repeat(cells[None], len(actions), axis=0)
+    after[np.arange(len(actions)), actions] = 1
+    wins = (after[:, _LINES] == 1).all(axis=2).any(axis=1)
+    dones = wins | (after != 0).all(axis=1)
+    swapped = np.array([0, 2, 1])[after]  # the opponent's marks are the mover's and vice versa
+    return actions, swapped @ _POWERS, swapped == 0, wins.astype(np.float64), dones
 
 
 def _flat(observation: Any) -> np.ndarray:
@@ -111,20 +124,22 @@ def tictactoe_env(
 def SelfPlayQ_TicTacToe(
     seed: int = 0,
     episodes: int = 20_000,
-    step_size: float = 0.5,
+    step_size: float = 1.0,
     epsilon: float = 0.1,
     decay_episodes: int = 14_000,
     opening: int = 0,
     target: str = "negamax",
-    init: float = 0.0,
 ) -> rk.Experiment:
-    """Tabular Q-learning by self-play on tic-tac-toe: one Q table shared by both players
-    (each sees the board from its own side), each player recording its own moves; epsilon
-    decays linearly from 1 to ``epsilon`` over about ``decay_episodes`` episodes (9 moves
-    each at most; the schedule counts moves). ``target="negamax"``: ``rk.NegamaxQLearner``
-    (bootstraps from the opponent's position after the move: the game's minimax values);
-    ``"qlearning"``: plain Q-learning, the opponent part of the environment. ``opening``:
-    games start after up to that many random moves (``rk.RandomOpening``)."""
+    """Tabular self-play on tic-tac-toe: one Q table shared by both players (each sees the
+    board from its own side), each player recording its own moves; epsilon decays linearly
+    from 1 to ``epsilon`` over about ``decay_episodes`` episodes (9 moves each at most; the
+    schedule counts moves). ``target="negamax"`` (default): ``rk.NegamaxQLearner``, every legal
+    move of each position a player meets backed up from the position the opponent then faces
+    (:func:`tictactoe_successors`): the game's minimax values, whatever the players explore;
+    ``"qlearning"`` (with ``step_size=0.5``: this recipe before): plain Q-learning, the
+    opponent part of the environment. ``opening``: games start after up to that many random
+    moves (``rk.RandomOpening``; off by default: it did not help, see
+    benchmarks/results_multiagent.txt)."""
     name = "SelfPlayQ_TicTacToe"
     env_seed, explorer_seed, opening_seed = spawn_seeds(seed, 3)
     env = tictactoe_env(
@@ -134,7 +149,7 @@ def SelfPlayQ_TicTacToe(
         opening_seed=opening_seed,
     )
     view = env.view("player_1")
-    q = rk.TabularQApproximator(view.state_space, view.action_space, init=init, step_size=step_size)
+    q = rk.TabularQApproximator(view.state_space, view.action_space, step_size=step_size)
     explorer = rk.EpsilonGreedyExplorer(
         unit_interval(name, "epsilon", epsilon),
         kind="linear",
@@ -142,7 +157,7 @@ def SelfPlayQ_TicTacToe(
         seed=explorer_seed,
     )
     if target == "negamax":
-        learner = rk.NegamaxQLearner(q, tictactoe_afterstate, gamma=1.0)
+        learner = rk.NegamaxQLearner(q, tictactoe_successors, gamma=1.0)
     elif target == "qlearning":
         learner = rk.TDLearner(q, method="qlearning", gamma=1.0)
     else:

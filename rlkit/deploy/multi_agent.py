@@ -78,7 +78,9 @@ def _(policy: MultiAgentPolicy) -> Artifact:
 def _(policy: SelfPlay) -> Artifact:
     """A self-play policy's artifact is its learner's, playing every seat (the pool's frozen
     copies are training opponents, not the trained policy)."""
-    return policy_artifact(MultiAgentPolicy.shared(policy.learner, policy.agents))
+    learner = policy.learner
+    acting = learner.policy if isinstance(learner, Agent) else learner  # no replay copied
+    return policy_artifact(MultiAgentPolicy.shared(acting, policy.agents))
 
 
 def _check_agent_name(agent: Any) -> None:

@@ -31,14 +31,33 @@ def _random_transitions(game, games: int, seed: int):
     return out
 
 
-def test_the_tictactoe_afterstate_is_the_board_the_opponent_sees():
-    from rlkit.experiments.multiagent import tictactoe_afterstate, tictactoe_state
+def test_the_tictactoe_successors_are_pettingzoos_moves():
+    """Every move of random games: the opponent's board and legal moves, the mover's reward and
+    the game's end are what PettingZoo's tic-tac-toe gives."""
+    from rlkit.experiments.multiagent import tictactoe_state, tictactoe_successors
 
-    transitions = _random_transitions(tictactoe_v3.env(), 100, 0)
-    assert len(transitions) > 500
-    for obs, action, after, mask in transitions:
-        state, legal = tictactoe_afterstate(tictactoe_state(obs), action)
-        assert state == tictactoe_state(after) and legal.tolist() == mask.tolist()
+    game, rng, checked = tictactoe_v3.env(), np.random.default_rng(0), 0
+    for g in range(150):
+        game.reset(seed=g)
+        while True:
+            obs, _, terminated, truncated, _ = game.last()
+            if terminated or truncated:
+                break
+            mover = game.agent_selection
+            actions, opponents, legal, rewards, dones = tictactoe_successors(
+                tictactoe_state(obs["observation"])
+            )
+            assert actions.tolist() == np.flatnonzero(obs["action_mask"]).tolist()
+            action = int(rng.choice(actions))
+            k = actions.tolist().index(action)
+            game.step(action)
+            after, _, done, _, _ = game.last()
+            assert bool(dones[k]) == done and rewards[k] == game.rewards[mover]
+            if not done:
+                assert opponents[k] == tictactoe_state(after["observation"])
+                assert legal[k].tolist() == after["action_mask"].astype(bool).tolist()
+            checked += 1
+    assert checked > 1000
 
 
 def test_the_connect_four_afterstate_is_the_board_the_opponent_sees():
@@ -55,43 +74,43 @@ def test_the_connect_four_afterstate_is_the_board_the_opponent_sees():
     np.testing.assert_array_equal(legal.numpy(), np.stack([t[3] for t in transitions]))
 
 
-def test_negamax_q_targets_on_tictactoe_boards():
-    from multiagent_games import _cells
-
-    from rlkit.experiments.multiagent import tictactoe_afterstate
+def test_negamax_q_backs_up_every_legal_move_on_tictactoe_boards():
+    from rlkit.experiments.multiagent import tictactoe_successors
 
     q = rk.TabularQApproximator(gym.spaces.Discrete(3**9), 9, step_size=1.0)
-    learner = rk.NegamaxQLearner(q, tictactoe_afterstate)
+    learner = rk.NegamaxQLearner(q, tictactoe_successors)
     powers = 3 ** np.arange(9)
-    # mine at 0, 1; theirs at 3, 4: playing 8 leaves them the win at 5
-    board = np.array([1, 1, 0, 2, 2, 0, 0, 0, 0])
-    state = int(board @ powers)
-    after, legal = tictactoe_afterstate(state, 8)
-    assert _cells(after) == (2, 2, 0, 1, 1, 0, 0, 0, 2) and legal.sum() == 4
-    q.table[after, 5] = 1.0  # the opponent learned its win at 5
-    assert learner.target(state, 8, 0.0, terminal=False) == -1.0
-    assert learner.target(state, 2, 1.0, terminal=True) == 1.0  # my win ends the game
-    q.table[after, 0] = 5.0  # an illegal (occupied) cell of theirs is never the max
-    assert learner.target(state, 8, 0.0, terminal=False) == -1.0
+    # mine at 0, 1; theirs at 3, 4; the mover wins at 2, and any move but 2 or 5 leaves them 5
+    state = int(np.array([1, 1, 0, 2, 2, 0, 0, 0, 0]) @ powers)
+    actions, opponents, _, _, _ = tictactoe_successors(state)
+    for opponent in opponents:  # the opponent knows its win at 5 where 5 is still free
+        if (int(opponent) // powers[5]) % 3 == 0:
+            q.table[opponent, 5] = 1.0
+    q.table[opponents[0], 0] = 5.0  # an occupied cell of theirs is never their best move
+    learner.backup(state)
+    assert actions.tolist() == [2, 5, 6, 7, 8]
+    assert q.table[state].tolist() == [0, 0, 1, 0, 0, 0, -1, -1, -1]
+    assert learner.td_error == 1.0
 
 
 def test_negamax_q_refusals():
     q = rk.TabularQApproximator(gym.spaces.Discrete(4), 2)
     with pytest.raises(TypeError, match="approximator must be an rk.TabularQApproximator"):
-        rk.NegamaxQLearner(rk.TabularVApproximator(gym.spaces.Discrete(4)), lambda s, a: s)
-    with pytest.raises(TypeError, match="afterstate must be callable"):
+        rk.NegamaxQLearner(rk.TabularVApproximator(gym.spaces.Discrete(4)), lambda s: s)
+    with pytest.raises(TypeError, match="successors must be callable"):
         rk.NegamaxQLearner(q, "rules")
     with pytest.raises(ValueError, match="gamma"):
-        rk.NegamaxQLearner(q, lambda s, a: (s, [True, True]), gamma=1.5)
-    learner = rk.NegamaxQLearner(q, lambda s, a: (0, np.zeros(2, bool)))
+        rk.NegamaxQLearner(q, lambda s: s, gamma=1.5)
+    stuck = rk.NegamaxQLearner(q, lambda s: ([1], [0], [[False, False]], [0.0], [False]))
     with pytest.raises(
         ValueError,
-        match=r"move 1 in state 2 brought reward 0.5 before the game "
-        r"ended",
+        match=r"successors\(2\) leaves the opponent no legal action "
+        r"after move 1, but says the game goes on",
     ):
-        learner.target(2, 1, 0.5, terminal=False)
-    with pytest.raises(ValueError, match="leaves the opponent no legal action"):
-        learner.target(2, 1, 0.0, terminal=False)
+        stuck.backup(2)
+    with pytest.raises(ValueError, match="state"):
+        stuck.backup(7)
+    assert not q.table.any()  # refused: nothing changed
 
 
 def test_negamax_dqn_is_one_move_deep():

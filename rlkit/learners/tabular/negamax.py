@@ -1,35 +1,47 @@
-"""``NegamaxQLearner``: tabular Q-learning of a two-player zero-sum game whose players alternate,
-one table for both seats (docs/how-to/multi-agent.md).
+"""``NegamaxQLearner``: tabular action values of a two-player zero-sum game whose players
+alternate, one table for both seats, learned with negamax targets (docs/how-to/multi-agent.md).
 
 Each player sees the board from its own side, so one table ``Q(s, a)`` serves both. Plain
 Q-learning treats the opponent as part of the environment: a step runs from the mover's action
-to its next turn and bootstraps with ``max Q(s'', .)`` after the opponent's reply, so the
-values it learns are those against the opponent as it plays now, exploration included, and a
-position is learned only when it is reached again at the mover's own turn. The negamax target
-(the sampled form of minimax value iteration) bootstraps from the position the opponent faces
-right after the move, the *afterstate* seen from the other side (Sutton & Barto 6.8)::
+to its next turn and bootstraps with ``max Q(s'', .)`` after the opponent's actual reply, so
+the values it learns are those against the opponent as it plays in training, exploration
+included, and each position's value is refreshed only when that move is taken there again. A
+self-play table then meets, against an unusual opponent, positions whose values are stale or
+never learned.
 
-    Q(s, a) <- Q(s, a) + alpha * (target - Q(s, a))
-    target = r                                        if the step ended the game
-             r - gamma * max_{a' legal} Q(s_opp, a')  otherwise, (s_opp, legal) = afterstate(s, a)
+Here every position ``s`` a player meets in a game has *all* its legal moves updated, from the
+game's rule for one move (``successors``, a deterministic model of one's own move: the
+afterstates of Sutton & Barto 6.8), with the negamax target (the sampled, asynchronous form of
+minimax value iteration, as real-time dynamic programming updates the states it visits)::
 
-so the values learned are the game's minimax values, whatever the players explore, and every
-move either seat makes teaches the other seat's positions too. ``afterstate(state, action)``
-is the game's own (deterministic) rule for one move: the opponent's state and its legal-action
-mask. The target is for games whose rewards come when they end (board games): a step that is
-not the last and brings a reward is refused, naming it.
+    for every legal move b of s, (s_b, legal_b, r_b, done_b) = successors(s)[b]:
+        Q(s, b) <- Q(s, b) + alpha * (target_b - Q(s, b))
+        target_b = r_b                                    if the move ends the game
+                   r_b - gamma * max_{a' in legal_b} Q(s_b, a')   otherwise
+
+``s_b`` is the position the opponent faces after move ``b``, seen from its side, so a move is
+worth minus the best the opponent can then do. The values learned are the game's minimax
+values, whatever the players explore; what the players actually do only decides which
+positions are updated. With ``step_size=1`` each update is an exact one-ply backup.
+
+``successors(state) -> (actions, opponent_states, opponent_legal_masks, rewards, dones)``:
+the legal moves of ``state`` (an int array) and, for each, the opponent's state, its legal-action
+mask (a bool row), the mover's reward and whether the move ends the game.
 
 Example:
     >>> import gymnasium as gym, numpy as np, rlkit as rk
-    >>> # a take-away game: 3 stones, take 1 or 2, who takes the last one wins
-    >>> def afterstate(stones, take):
-    ...     left = stones - (take + 1)
-    ...     return left, np.array([left >= 1, left >= 2])
+    >>> # take-away: s stones, take 1 or 2; who takes the last stone wins (+1)
+    >>> def successors(s):
+    ...     actions = np.array([a for a in (0, 1) if a + 1 <= s])
+    ...     left = s - (actions + 1)
+    ...     legal = np.stack([left >= 1, left >= 2], axis=1)
+    ...     return actions, left, legal, (left == 0).astype(float), left == 0
     >>> q = rk.TabularQApproximator(gym.spaces.Discrete(4), 2, step_size=1.0)
-    >>> learner = rk.NegamaxQLearner(q, afterstate)
-    >>> q.table[1] = [1.0, -1.0]  # one stone left: taking it wins
-    >>> learner.target(3, 1, 0.0, terminal=False)  # take 2 from 3: the opponent takes the last
-    -1.0
+    >>> learner = rk.NegamaxQLearner(q, successors)
+    >>> for s in (1, 2, 3):
+    ...     learner.backup(s)
+    >>> q.table[1:].tolist()  # 3 stones: a lost position, whatever one takes
+    [[1.0, 0.0], [-1.0, 1.0], [-1.0, -1.0]]
 """
 
 from __future__ import annotations
@@ -50,39 +62,43 @@ __all__ = ["NegamaxQLearner"]
 
 
 class NegamaxQLearner(AbstractLearner):
-    """Q-learning of an alternating two-player zero-sum game with the negamax target (see the
-    module's docstring), one ``TabularQApproximator`` shared by both seats.
+    """The action values of an alternating two-player zero-sum game by negamax updates of
+    every legal move of each position met (see the module's docstring), one
+    ``TabularQApproximator`` shared by both seats.
 
     Args:
-        approximator: the table, indexed by the mover's state.
-        afterstate: ``afterstate(state, action) -> (opponent_state, opponent_legal_mask)``,
-            the position the opponent faces after the move (the game's own rule).
+        approximator: the table, indexed by the mover's state (its ``step_size`` is alpha).
+        successors: the game's rule, ``successors(state) -> (actions, opponent_states,
+            opponent_legal_masks, rewards, dones)``.
         gamma: discount factor in [0, 1] (1 for board games).
 
-    Use it in one ``rk.Agent`` shared by both seats (``rk.MultiAgentPolicy.shared``): each
-    seat records its own moves, every move updates the shared table at the end of its step.
+    Use it in one ``rk.Agent`` shared by both seats (``rk.MultiAgentPolicy.shared``): at the
+    end of each of a player's steps, the position it moved from is backed up.
 
     Example:
         >>> import gymnasium as gym, numpy as np, rlkit as rk
         >>> q = rk.TabularQApproximator(gym.spaces.Discrete(4), 2)
-        >>> rk.NegamaxQLearner(q, lambda s, a: (s - a - 1, np.ones(2, bool)))
+        >>> rk.NegamaxQLearner(q, lambda s: ([], [], [], [], []))
         NegamaxQLearner(TabularQApproximator(4, 2, init=0.0, step_size=0.1), gamma=1.0)
     """
 
     def __init__(
         self,
         approximator: TabularQApproximator,
-        afterstate: Callable[[Any, int], tuple[Any, np.ndarray]],
+        successors: Callable[[Any], tuple[Any, Any, Any, Any, Any]],
         gamma: float = 1.0,
     ) -> None:
-        if not isinstance(approximator, TabularQApproximator):
+        if not isinstance(approximator, TabularQApproximator) or approximator.step_size is None:
             raise TypeError(
-                f"NegamaxQLearner: approximator must be an rk.TabularQApproximator, got "
-                f"{type(approximator).__name__}: {approximator!r:.80}"
+                f"NegamaxQLearner: approximator must be an rk.TabularQApproximator with a "
+                f"step_size, got {type(approximator).__name__}: {approximator!r:.80}"
             )
         self.approximator = approximator
-        self.afterstate = check_callable(
-            "NegamaxQLearner", "afterstate", afterstate, "(state, action) -> (state, mask)"
+        self.successors = check_callable(
+            "NegamaxQLearner",
+            "successors",
+            successors,
+            "(state) -> (actions, opponent_states, opponent_legal_masks, rewards, dones)",
         )
         self.gamma = check_gamma("NegamaxQLearner", gamma)
         self.td_error = 0.0
@@ -93,28 +109,39 @@ class NegamaxQLearner(AbstractLearner):
     def __call__(self, env: AbstractEnv) -> Any:
         return self.approximator.q(env.state)
 
-    def target(self, state: Any, action: int, reward: float, *, terminal: bool) -> float:
-        """The negamax target of the move ``action`` in ``state`` (module docstring)."""
-        if terminal:
-            return float(reward)
-        if reward != 0:
+    def targets(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions, targets)``: the negamax target of every legal move of ``state``."""
+        actions, opponents, legal, rewards, dones = self.successors(state)
+        actions = np.asarray(actions, dtype=np.int64)
+        rewards = np.asarray(rewards, dtype=np.float64)
+        dones = np.asarray(dones, dtype=bool)
+        if not actions.size:
+            return actions, rewards
+        table = self.approximator.table
+        values = np.where(np.asarray(legal, dtype=bool), table[np.asarray(opponents)], -np.inf)
+        best = values.max(axis=1)
+        stuck = ~dones & ~np.isfinite(best)
+        if stuck.any():
             raise ValueError(
-                f"NegamaxQLearner: the move {action} in state {state!r} brought reward "
-                f"{reward!r} before the game ended; the negamax target expects rewards only "
-                f"when the game ends (board games)"
+                f"NegamaxQLearner: successors({state!r}) leaves the opponent no legal action "
+                f"after move {int(actions[stuck][0])}, but says the game goes on"
             )
-        opponent, mask = self.afterstate(state, action)
-        values = np.asarray(self.approximator.q(opponent))[np.asarray(mask, dtype=bool)]
-        if not values.size:
-            raise ValueError(
-                f"NegamaxQLearner: afterstate({state!r}, {action}) leaves the opponent no legal "
-                f"action, but the game did not end"
-            )
-        return float(reward) - self.gamma * float(values.max())
+        return actions, np.where(dones, rewards, rewards - self.gamma * np.where(dones, 0, best))
+
+    def backup(self, state: Any) -> None:
+        """Move every legal move's value in ``state`` towards its negamax target."""
+        self.approximator.check_state(state)
+        actions, targets = self.targets(state)
+        if not actions.size:
+            return
+        row = self.approximator.table[state]
+        errors = targets - row[actions]
+        row[actions] += self.approximator.step_size * errors
+        self.td_error = float(np.abs(errors).max())
 
     # ---- checkpoints ----
     def state_dict(self) -> dict[str, Any]:
-        """The table's state, gamma and the last TD error (``afterstate`` is code: rebuilt)."""
+        """The table's state, gamma and the last TD error (``successors`` is code: rebuilt)."""
         return {
             "gamma": self.gamma,
             "td_error": float(self.td_error),
@@ -137,14 +164,7 @@ def _(
     stage: PostActStage,
     /,
 ):
-    state, action = trajectory.state[-1], trajectory.action[-1]
-    target = learner.target(
-        state,
-        action,
-        trajectory.reward[-1],
-        terminal=bool(trajectory.terminal[-1]),
-    )
-    learner.td_error = learner.approximator.update(state, action, target)
+    learner.backup(trajectory.state[-1])
 
 
 @statistics.dispatch
