@@ -115,8 +115,9 @@ def test_negamax_q_refusals():
 
 def test_negamax_dqn_is_one_move_deep():
     torch = pytest.importorskip("torch")
-    from rlkit.approximators.neural import q_network
     from rlkit.experiments.multiagent import connect_four_afterstate, connect_four_env
+
+    from rlkit.approximators.neural import q_network
 
     view = connect_four_env(0).view("player_0")
     approx = rk.NeuralNetworkApproximator(
