@@ -169,8 +169,8 @@ def _(where: str, meta: dict[str, Any], env: Any) -> None:
     missing = [agent for agent in env.agents if agent not in saved]
     if missing:
         raise ValueError(
-            f"{where}: the env {env!r:.80} has agents {missing} the saved policy has no child "
-            f"for (it has {saved})"
+            f"{where}: the env ({type(env).__name__}) has agents {missing} the saved policy has "
+            f"no child for (it has {saved})"
         )
     for agent, i in agents:
         if agent in env.agents:

@@ -147,8 +147,8 @@ def test_a_refused_load_names_the_agent_and_changes_nothing(tabular, tmp_path):
         rk.load(path, env=tictactoe_env(0, tabular=False))
     with pytest.raises(
         ValueError,
-        match=r"has agents \['player_0', 'player_1'\] the saved "
-        r"policy has no child for",
+        match=r"the env \(PettingZooEnv\) has agents \['player_0'\] the saved policy has no "
+        r"child for \(it has \['player_1', 'player_2'\]\)",
     ):
         rk.load(path, env=connect_four_env(0))
     with pytest.raises(TypeError, match="checked against a multi-agent env"):
