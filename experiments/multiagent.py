@@ -283,12 +283,15 @@ def connect_four_afterstate(states: Any, actions: Any) -> tuple[Any, Any]:
     return opponent, legal
 
 
-#: DQN by self-play on connect four: DQN_TicTacToe's network and n-step returns (4 hidden
-#: layers of 128, 3-step returns, no gradient clipping), gamma 0.99 (games last up to 42 moves),
+#: DQN by self-play on connect four: DQN_TicTacToe's network (4 hidden layers of 128, no
+#: gradient clipping) with negamax targets (``rk.NegamaxDQNLearner``: each move's target is minus
+#: the opponent's best legal reply in the position the move leaves it, so one-step, n_step=1)
+#: and double DQN (the online network picks that reply), gamma 0.99 (games last up to 42 moves),
 #: lr 3e-4, batch 64, one gradient step per 4 moves, the target synced every 2,000 moves,
 #: epsilon 1 -> 0.2 over the first 15% of the moves (the pool's copies keep exploring too, which
 #: varies the games), 1,000 random moves first; ``total_steps`` counts the moves of both seats
-#: (the learner records and learns from its own, about half)
+#: (the learner records and learns from its own, about half). Before: plain DQN targets with
+#: 3-step returns (``target="dqn", n_step=3, double=False``; benchmarks/results_multiagent.txt)
 @dataclass(frozen=True)
 class SelfPlayDQNParams(DQNParams):
     """``DQNParams`` and the self-play learner's target (``"dqn"`` or ``"negamax"``:
@@ -316,7 +319,9 @@ CONNECT4_DQN = SelfPlayDQNParams(
     exploration_final_eps=0.2,
     hidden=(128, 128, 128, 128),
     max_grad_norm=None,
-    n_step=3,
+    n_step=1,
+    target="negamax",
+    double=True,
 )
 
 #: SelfPlayDQN_ConnectFour's pool: its size and how many games between two new frozen copies
@@ -330,7 +335,10 @@ def SelfPlayDQN_ConnectFour(seed: int = 0, p: SelfPlayDQNParams = CONNECT4_DQN) 
     episode by episode, against a copy drawn from a pool of its frozen past selves (a new copy
     every ``CONNECT4_REFRESH_EVERY`` games, the ``CONNECT4_POOL_SIZE`` latest kept); illegal
     columns are masked out of its choices as in ``DQN_TicTacToe``. Only the learner's own moves
-    are recorded. ``total_steps`` counts the moves of both seats."""
+    are recorded; with ``target="negamax"`` (the default, ``rk.NegamaxDQNLearner``) each is
+    learned from the position it leaves the opponent (:func:`connect_four_afterstate`), so a
+    move that allows the opponent a winning reply is learned as lost even when the training
+    opponent missed it. ``total_steps`` counts the moves of both seats."""
     name = "SelfPlayDQN_ConnectFour"
     s = RecipeSeeds.of(seed)
     opening_seed = np.random.SeedSequence(s.env.entropy, spawn_key=(*s.env.spawn_key, 1))
