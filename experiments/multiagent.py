@@ -289,9 +289,10 @@ def connect_four_afterstate(states: Any, actions: Any) -> tuple[Any, Any]:
 #: and double DQN (the online network picks that reply), gamma 0.99 (games last up to 42 moves),
 #: lr 3e-4, batch 64, one gradient step per 4 moves, the target synced every 2,000 moves,
 #: epsilon 1 -> 0.2 over the first 15% of the moves (the pool's copies keep exploring too, which
-#: varies the games), 1,000 random moves first; ``total_steps`` counts the moves of both seats
-#: (the learner records and learns from its own, about half). Before: plain DQN targets with
-#: 3-step returns (``target="dqn", n_step=3, double=False``; benchmarks/results_multiagent.txt)
+#: varies the games), 1,000 random moves first, 240,000 moves; ``total_steps`` counts the moves
+#: of both seats (the learner records and learns from its own, about half). Before: plain DQN
+#: targets with 3-step returns and 120,000 moves (``target="dqn", n_step=3, double=False,
+#: total_steps=120_000``; benchmarks/results_multiagent.txt)
 @dataclass(frozen=True)
 class SelfPlayDQNParams(DQNParams):
     """``DQNParams`` and the self-play learner's target (``"dqn"`` or ``"negamax"``:
@@ -306,7 +307,7 @@ class SelfPlayDQNParams(DQNParams):
 
 
 CONNECT4_DQN = SelfPlayDQNParams(
-    total_steps=120_000,
+    total_steps=240_000,
     lr=3e-4,
     batch_size=64,
     buffer_size=50_000,
