@@ -160,3 +160,30 @@ def test_random_opening_refusals():
         rk.RandomOpening(tictactoe_v3.env(), max_moves=-1)
     with pytest.raises(TypeError, match="RandomOpening: max_moves"):
         rk.RandomOpening(tictactoe_v3.env(), max_moves=2.5)
+
+
+def test_an_opening_needs_legal_action_masks():
+    from multiagent_games import TakeTurns
+
+    class NoMask(TakeTurns):
+        def observe(self, agent):
+            return super().observe(agent)["observation"]
+
+    game = rk.RandomOpening(NoMask(), max_moves=3, seed=0)
+    with pytest.raises(
+        ValueError,
+        match=r"gives agent 'a' no action_mask \(in its observation "
+        r"or info\)",
+    ):
+        for _ in range(20):
+            game.reset()
+
+
+def test_the_tictactoe_recipe_refuses_an_unknown_target_and_keeps_plain_q_learning():
+    with pytest.raises(ValueError, match="target must be 'negamax' or 'qlearning', got 'td'"):
+        rk.make_experiment("SelfPlayQ_TicTacToe", 0, target="td")
+    plain = rk.make_experiment("SelfPlayQ_TicTacToe", 0, target="qlearning", step_size=0.5)
+    learner = plain.policy.policy_of("player_1").policy.learner
+    assert type(learner).__name__ == "QLearningLearner" and learner.approximator.step_size == 0.5
+    default = rk.make_experiment("SelfPlayQ_TicTacToe", 0).policy.policy_of("player_2")
+    assert isinstance(default.policy.learner, rk.NegamaxQLearner)

@@ -96,8 +96,10 @@ def test_tabular_and_deep_children_side_by_side(tabular, connect_four, tmp_path)
     path = tmp_path / "mixed.rlkit"
     rk.save(policy, path)
     loaded = rk.load(path)
-    names = sorted(type(child.policy.learner).__name__ for child in (policy.policies["x"],
-                                                                      connect_four.learner))
+    names = sorted(
+        type(child.policy.learner).__name__
+        for child in (policy.policies["x"], connect_four.learner)
+    )
     assert loaded.algorithm == f"MultiAgent({', '.join(names)})"  # NegamaxDQN..., NegamaxQ...
     assert loaded.policy_of("o") is loaded.policy_of("o2") is not loaded.policy_of("x")
     boards = np.random.default_rng(5).integers(0, 2, (100, 84)).astype(np.float32)
