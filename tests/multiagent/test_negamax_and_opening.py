@@ -187,3 +187,22 @@ def test_the_tictactoe_recipe_refuses_an_unknown_target_and_keeps_plain_q_learni
     assert type(learner).__name__ == "QLearningLearner" and learner.approximator.step_size == 0.5
     default = rk.make_experiment("SelfPlayQ_TicTacToe", 0).policy.policy_of("player_2")
     assert isinstance(default.policy.learner, rk.NegamaxQLearner)
+
+
+def test_a_checkpoint_restores_the_openings_generator():
+    def make():
+        return rk.PettingZooEnv(rk.RandomOpening(tictactoe_v3.env(), 6, seed=3), seed=0)
+
+    def openings(env):
+        found = []
+        for _ in range(8):
+            env.reset()
+            found.append(env.env.opening_moves)
+        return found
+
+    played = make()
+    played.reset()
+    played.reset()
+    restored = make()
+    restored.load_state_dict(played.state_dict())
+    assert openings(restored) == openings(played) != openings(make())
