@@ -116,6 +116,7 @@ _LAZY: dict[str, str] = {
     "PettingZooEnv": "rlkit.envs.pettingzoo",
     "PettingZooParallelEnv": "rlkit.envs.pettingzoo_parallel",
     "PettingZooVectorEnv": "rlkit.envs.pettingzoo_vector",
+    "RandomOpening": "rlkit.envs.pettingzoo_opening",
     "AgentView": "rlkit.envs.agent_view",
     **dict.fromkeys(["MultiAgentPolicy", "UnknownAgentError"], "rlkit.policies.multi_agent"),
     "SelfPlay": "rlkit.policies.self_play",
@@ -187,6 +188,7 @@ _LAZY: dict[str, str] = {
     "ArtifactError": "rlkit.deploy.errors",
     # learners
     "TDLearner": "rlkit.learners.tabular.td",
+    "NegamaxQLearner": "rlkit.learners.tabular.negamax",
     "MonteCarloLearner": "rlkit.learners.tabular.monte_carlo",
     "DynaLearner": "rlkit.learners.tabular.dyna",
     **dict.fromkeys(
@@ -202,6 +204,7 @@ _LAZY: dict[str, str] = {
     ),
     "BasicDQNLearner": "rlkit.learners.value_based.basic_dqn",
     "DQNLearner": "rlkit.learners.value_based.dqn",
+    "NegamaxDQNLearner": "rlkit.learners.value_based.negamax_dqn",
     "DiscreteCQL": "rlkit.learners.offline.discrete_cql",
     "BC": "rlkit.learners.offline.bc",
     "PrioritizedDQNLearner": "rlkit.learners.value_based.prioritized",

@@ -40,8 +40,8 @@ def deep_recipes() -> list[str]:
 
 
 def _multiagent(name: str) -> bool:
-    """A recipe of experiments/multiagent.py: its policy is an rk.MultiAgentPolicy, which
-    rk.save does not save yet (its children are saved by checkpoints)."""
+    """A recipe of experiments/multiagent.py: its policy is an rk.MultiAgentPolicy or an
+    rk.SelfPlay, whose save and load are tested in tests/multiagent/test_save_load.py."""
     return _recipe(name).__module__.rsplit(".", 1)[-1] == "multiagent"
 
 

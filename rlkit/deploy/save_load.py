@@ -19,12 +19,19 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from . import multi_agent as _multi_agent  # noqa: F401 - registers the multi-agent artifacts
 from . import q_based as _q_based  # noqa: F401 - registers the tabular artifacts (no torch)
 from .archive import SUFFIX, library_versions, read_archive, write_archive
-from .registry import Artifact, load_kind, policy_artifact
-from .spaces import check_env_spaces, space_to_json
+from .registry import artifact_meta, check_fits, load_kind, policy_artifact
 
-__all__ = ["save", "load", "inference_form", "artifact_path", "RUN_DIR_ARTIFACT"]
+__all__ = [
+    "save",
+    "load",
+    "inference_form",
+    "artifact_path",
+    "artifact_meta",
+    "RUN_DIR_ARTIFACT",
+]
 
 #: the artifact ``rlkit run`` writes into its run directory at the end of a run
 RUN_DIR_ARTIFACT = "policy" + SUFFIX
@@ -46,7 +53,9 @@ _register_torch_kinds()
 def save(policy: Any, path: str | os.PathLike) -> None:
     """Write ``policy``'s inference artifact to ``path`` (a ``.rlkit`` file: safetensors and
     JSON, never a pickle; written atomically). ``policy`` is a trained policy (an
-    ``rk.Agent``'s policy is taken from it), or one :func:`load` returned.
+    ``rk.Agent``'s policy is taken from it), one :func:`load` returned, or an
+    ``rk.MultiAgentPolicy`` / ``rk.SelfPlay`` of such policies (:mod:`rlkit.deploy.multi_agent`:
+    every child, a shared one once; a child that cannot be saved is refused naming its agent).
 
     What is saved: the network (or table) and what rebuilds it, the observation and action
     spaces, the preprocessing, the algorithm's name, the explorer's epsilon for Q-based
@@ -68,19 +77,6 @@ def save(policy: Any, path: str | os.PathLike) -> None:
         policy = policy.policy
     artifact = policy_artifact(policy)
     write_archive(path, artifact_meta(artifact), artifact.tensors)
-
-
-def artifact_meta(artifact: Artifact) -> dict[str, Any]:
-    """``policy.json``'s content of ``artifact`` (the archive adds the format, the versions and
-    the tensors' digest)."""
-    state_space, action_space = artifact.spaces
-    return {
-        **artifact.meta,
-        "kind": artifact.kind,
-        "algorithm": artifact.algorithm,
-        "observation_space": space_to_json(state_space),
-        "action_space": space_to_json(action_space),
-    }
 
 
 def artifact_path(path: str | os.PathLike) -> Path:
@@ -112,7 +108,9 @@ def load(path: str | os.PathLike, env: Any = None) -> Any:
     What comes back: a ``QBasedPolicy`` (tabular and DQN family), a ``StochasticPolicy``
     (PPO, A2C, VPG, TRPO, ES) or a :class:`~rlkit.deploy.built.LoadedActorPolicy` (SAC, TD3,
     DDPG), each with ``predict(obs, deterministic=True, action_masks=None)``, ``state_space``,
-    ``action_space`` and ``algorithm``.
+    ``action_space`` and ``algorithm``; for a multi-agent artifact an ``rk.MultiAgentPolicy``
+    of those (``predict`` takes and gives dicts by agent; ``env`` is then a multi-agent env
+    and each agent's spaces are checked against ``env.view(agent)``'s).
 
     Example:
         >>> import rlkit as rk, tempfile, os
@@ -122,18 +120,11 @@ def load(path: str | os.PathLike, env: Any = None) -> Any:
         >>> policy.algorithm, policy.predict([[0.0] * 4, [0.1] * 4]).shape
         ('PPO', (2,))
     """
-    from .spaces import space_from_json
-
     path = artifact_path(path)
     where = f"rk.load({str(path)!r})"
     meta, tensors = read_archive(path)
     _warn_versions(where, meta.get("versions") or {})
-    spaces = (
-        space_from_json(meta.get("observation_space"), where),
-        space_from_json(meta.get("action_space"), where),
-    )
-    if env is not None:
-        check_env_spaces(where, *spaces, env)
+    check_fits(where, meta, env)
     return load_kind(where, meta, tensors)
 
 

@@ -97,6 +97,41 @@ class MultiAgentPolicy(AbstractMultiAgentPolicy):
                 f"{list(self.policies)}. Give one for every agent of the env."
             ) from None
 
+    # ---- predict: each agent's child, on plain numpy observations ----
+    def predict(
+        self, observations: dict, deterministic: bool = True, action_masks: dict | None = None
+    ) -> dict:
+        """``{agent: action}`` for ``{agent: observation}`` (one observation or a batch each):
+        every agent's child's ``predict`` (:mod:`rlkit.policies.predict`), with that agent's
+        legal-action mask from ``action_masks`` (a dict by agent; agents left out have none).
+        An agent without a child is :class:`UnknownAgentError`, naming it.
+
+        Example:
+            >>> import numpy as np, rlkit as rk
+            >>> from rlkit.deploy.q_based import TableLearner
+            >>> child = rk.QBasedPolicy(TableLearner(np.eye(3)), rk.GreedyExplorer(seed=0))
+            >>> policy = rk.MultiAgentPolicy({"x": child})
+            >>> mask = {"x": [True, True, False]}
+            >>> policy.predict({"x": 2}), policy.predict({"x": 2}, action_masks=mask)
+            ({'x': array(2)}, {'x': array(0)})
+        """
+        if not isinstance(observations, dict):
+            raise TypeError(
+                f"MultiAgentPolicy.predict: expected a dict {{agent: observation}}, got "
+                f"{type(observations).__name__}: {observations!r:.80}"
+            )
+        masks = action_masks or {}
+        unknown = [agent for agent in masks if agent not in observations]
+        if unknown:
+            raise ValueError(
+                f"MultiAgentPolicy.predict: action_masks for agents {unknown} that have no "
+                f"observation (observations for {list(observations)})"
+            )
+        return {
+            agent: _predict(self.policy_of(agent), agent, obs, deterministic, masks.get(agent))
+            for agent, obs in observations.items()
+        }
+
     # ---- checkpoints ----
     def state_dict(self) -> dict[str, Any]:
         """``{"policies": {agent: state}}``: every child's state."""
@@ -113,6 +148,16 @@ class MultiAgentPolicy(AbstractMultiAgentPolicy):
             )
         for agent, policy in self.policies.items():
             set_state(policy, saved[agent])
+
+
+def _predict(child: AbstractPolicy, agent: Any, obs: Any, deterministic: bool, mask: Any) -> Any:
+    predict = getattr(child, "predict", None)
+    if predict is None:
+        raise TypeError(
+            f"MultiAgentPolicy.predict: the policy of agent {agent!r}, {child!r:.80}, has no "
+            f"predict (rk.load's policies, QBasedPolicy and the built policies have one)"
+        )
+    return predict(obs, deterministic=deterministic, action_masks=mask)
 
 
 def _own_trajectories(policies: dict) -> dict:
