@@ -1,7 +1,9 @@
 """``rk.C51``, ``rk.IQN`` and ``rk.Rainbow``: the distributional learners in one line,
 ``rk.C51.agent(env, seed=0, **hyperparameters)``, built as ``rk.DQN.agent`` (:mod:`.agents`:
 the same seed's children, explorer, replay sampler and controller), each with its own network
-(``rlkit/approximators/distributional.py``) and learner. The recipes of
+(``rlkit/approximators/distributional.py``) and learner. Like ``rk.DQN.agent`` they take
+observations of any space an encoder takes (``Dict``, ``Tuple``, ``Discrete``, ...:
+:func:`rlkit.encoder_for`, the encoder ``q_network`` puts first). The recipes of
 ``experiments/distributional.py`` build their agents through them.
 """
 
@@ -44,7 +46,6 @@ class C51(ValueBasedAgent):
     """
 
     name = "C51"
-    any_observation = False  # their networks take Box observations only
     hyperparameters = C51Hyperparameters
 
     @classmethod
@@ -93,7 +94,6 @@ class IQN(ValueBasedAgent):
     """
 
     name = "IQN"
-    any_observation = False  # their networks take Box observations only
     hyperparameters = IQNHyperparameters
 
     @classmethod
@@ -150,7 +150,6 @@ class Rainbow(ValueBasedAgent):
     """
 
     name = "Rainbow"
-    any_observation = False  # their networks take Box observations only
     hyperparameters = RainbowHyperparameters
 
     @classmethod
