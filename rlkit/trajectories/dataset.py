@@ -13,9 +13,9 @@ Arrays are stored as a replay buffer stores them (``space_layout`` in
 ones as int64. Observations of a ``Dict`` or ``Tuple`` space are dicts of arrays by key (a
 ``Tuple``'s by position; nested spaces nest), each key laid out as replay buffers lay it out
 (``rlkit/trajectories/dataset_structured.py``); an observation whose keys differ from the
-space's is refused naming both. :meth:`Dataset.sample` returns the same dict of numpy arrays as the replay
-samplers (``rlkit/trajectories/samplers.py``), which the off-policy learners turn into their
-``rk.Batch``: the ``Batch`` class lives in the learners layer, above this one.
+space's is refused naming both. :meth:`Dataset.sample` returns the same dict of numpy arrays
+as the replay samplers (``rlkit/trajectories/samplers.py``), which the off-policy learners
+turn into their ``rk.Batch``: the ``Batch`` class lives in the learners layer, above this one.
 
 Files: ``save(path)`` writes a ``.npz`` (always available; no pickles, the spaces and the
 metadata as JSON) or, with ``format="minari"``, a local Minari dataset directory
@@ -238,8 +238,7 @@ class Dataset:
     def episodes(self) -> Iterator[EpisodeView]:
         """The episodes in order, as :class:`EpisodeView` (views, not copies)."""
         for begin, end in self._bounds():
-            rows = slice(begin, end)
-            yield EpisodeView(*(map_leaves(lambda a: a[rows], getattr(self, f)) for f in _FIELDS))
+            yield EpisodeView(*(_rows_of(getattr(self, f), begin, end) for f in _FIELDS))
 
     def episode_returns(self) -> np.ndarray:
         """The undiscounted return of each episode (float64)."""
@@ -305,6 +304,11 @@ class Dataset:
 
             return load_minari(path)
         return _load_npz(path)
+
+
+def _rows_of(value: Any, begin: int, end: int) -> Any:
+    """Rows ``begin:end`` of an array (views), or of every array of nested dicts."""
+    return map_leaves(lambda a: a[begin:end], value)
 
 
 # ---- checks ----

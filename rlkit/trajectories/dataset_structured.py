@@ -99,9 +99,8 @@ def space_from_json(data: Any, where: str, error: type[Exception] = ValueError) 
             keys, parts = data["keys"], data["spaces"]
             if len(keys) != len(parts):
                 raise ValueError(f"{len(keys)} keys for {len(parts)} spaces")
-            return gym.spaces.Dict(
-                [(str(k), space_from_json(p, where, error)) for k, p in zip(keys, parts, strict=True)]
-            )
+            pairs = zip(keys, parts, strict=True)
+            return gym.spaces.Dict([(str(k), space_from_json(p, where, error)) for k, p in pairs])
         if kind == "Tuple":
             return gym.spaces.Tuple([space_from_json(p, where, error) for p in data["spaces"]])
     except (KeyError, TypeError, ValueError) as cause:

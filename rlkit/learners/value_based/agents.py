@@ -125,10 +125,11 @@ class ValueBasedAgent:
         cls, env: Any, *, seed: int | np.random.SeedSequence = 0, **hyperparameters: Any
     ) -> Agent:
         """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
-        observations of any space an encoder takes, :func:`rlkit.encoder_for`), inside ``rk.QBasedPolicy`` with its explorer, paired with its
-        replay as an ``rk.Agent``. ``hyperparameters`` override the defaults (an unknown name or
-        a bad value is refused, naming it). ``seed``: a non-negative integer, or a numpy
-        ``SeedSequence`` (its next five children are spawned: :class:`DQNSeeds`)."""
+        observations of any space an encoder takes, :func:`rlkit.encoder_for`), inside
+        ``rk.QBasedPolicy`` with its explorer, paired with its replay as an ``rk.Agent``.
+        ``hyperparameters`` override the defaults (an unknown name or a bad value is refused,
+        naming it). ``seed``: a non-negative integer, or a numpy ``SeedSequence`` (its next
+        five children are spawned: :class:`DQNSeeds`)."""
         hp = cls.hyperparameters.of(cls.name, hyperparameters)
         check_env_spaces(cls.name, env, cls.any_observation)
         if not isinstance(seed, np.random.SeedSequence):
