@@ -18,6 +18,7 @@ from ...approximators.neural import NeuralNetworkApproximator
 from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
+    keeps_masks,
     network_approximator,
     replay_learner_settings,
 )
@@ -190,7 +191,8 @@ class Rainbow(ValueBasedAgent):
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps."""
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
+        as :meth:`~rlkit.learners.value_based.agents.ValueBasedAgent.replay`)."""
         return PrioritizedCircularArraySARTTrajectory(
             hp.buffer_size,
             env.state_space,
@@ -199,4 +201,5 @@ class Rainbow(ValueBasedAgent):
             beta=hp.beta,
             beta_end=hp.beta_end,
             beta_steps=max(hp.n_gradient_steps, 1),
+            legal_action_masks=keeps_masks(env, hp),
         )
