@@ -158,3 +158,29 @@ def test_a_file_missing_one_key_is_refused(tmp_path):
     np.savez(tmp_path / "broken.npz", **arrays)
     with pytest.raises(DatasetError, match=r"not an rlkit dataset file: no \['observations/2'\]"):
         rk.Dataset.load(tmp_path / "broken.npz")
+
+
+@pytest.mark.parametrize("wrapper", ["DictCartPole", "TupleCartPole"])
+def test_a_recording_of_structured_observations_resumes_from_a_checkpoint(tmp_path, wrapper):
+    import observation_envs
+
+    def make():
+        env = rk.VectorGymEnv([getattr(observation_envs, wrapper)] * 2, seed=0)
+        return env, rk.RandomPolicy(seed=0)
+
+    def hooks():
+        return rk.DatasetRecorder(tmp_path / "d.npz") + rk.CheckpointHook(
+            tmp_path / "ck", every_n_steps=50
+        )
+
+    env, policy = make()
+    rk.run(policy, env, rk.StopAfterNSteps(100), rk.DatasetRecorder(tmp_path / "whole.npz"))
+    env, policy = make()  # stopped at 50 steps (a killed run's last checkpoint) ...
+    rk.run(policy, env, rk.StopAfterNSteps(50), hooks())
+    env, policy = make()  # ... and resumed in fresh objects
+    rk.run(policy, env, rk.StopAfterNSteps(100), hooks(), resume_from=tmp_path / "ck")
+    whole, resumed = rk.Dataset.load(tmp_path / "whole.npz"), rk.Dataset.load(tmp_path / "d.npz")
+    assert len(resumed) == len(whole) == 100
+    _assert_same_leaves(resumed.observations, whole.observations)
+    _assert_same_leaves(resumed.next_observations, whole.next_observations)
+    assert np.array_equal(resumed.actions, whole.actions)

@@ -132,3 +132,37 @@ def test_a_learner_for_other_keys_is_refused_when_the_offline_run_starts(cartpol
     policy = rk.BC(rk.OfflineEnv(flat, 32, seed=0), seed=0, hidden=(8,))
     with pytest.raises((TypeError, ValueError), match=r"BC"):
         rk.run(policy, rk.OfflineEnv(structured, 32, seed=0), rk.StopAfterNSteps(1))
+
+
+class _WrongKeysData:
+    """A user's stand-in dataset (OfflineEnv takes any object with sample, len and the spaces)
+    whose samples carry another key than its observation space says."""
+
+    def __init__(self, dataset: rk.Dataset) -> None:
+        self.dataset = dataset
+        self.observation_space, self.action_space = dataset.observation_space, dataset.action_space
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def sample(self, batch_size, generator):
+        sample = self.dataset.sample(batch_size, generator)
+        state = sample["state"]
+        sample["state"] = {"cart": state["cart"], "pole_angle": state["pole"]}
+        return sample
+
+
+@pytest.mark.parametrize("name", ["BC", "DiscreteCQL"])
+def test_a_sample_whose_keys_differ_from_the_space_is_refused_naming_the_keys(name, cartpole):
+    env = rk.OfflineEnv(_WrongKeysData(cartpole[1]), batch_size=8, seed=0)
+    if name == "BC":
+        policy = rk.BC(env, seed=0, hidden=(8,))
+    else:
+        net = q_network(env.state_space, env.action_space, (8,), seed=0)
+        q = rk.NeuralNetworkApproximator(net, lambda p: torch.optim.Adam(p, lr=1e-3))
+        policy = rk.QBasedPolicy(rk.DiscreteCQL(q, target=rk.TargetNetwork(q, sync_every=10)),
+                                 rk.GreedyExplorer())  # fmt: skip
+    with pytest.raises(ValueError, match=r"the sample's state: the observation's keys "
+                       r"\['cart', 'pole_angle'\] differ from the Dict space's keys "
+                       r"\['cart', 'pole'\]"):  # fmt: skip
+        rk.run(policy, env, rk.StopAfterNSteps(1))
