@@ -340,3 +340,15 @@ def test_image_keys_inside_a_dict_use_the_cnn():
     assert policy.model(policy.observation_tensor(batch)).shape == (4, 3)
     q = q_network(space, gym.spaces.Discrete(3), (16,), cnn="minatar", seed=0)
     assert q({k: torch.as_tensor(v, dtype=torch.float32) for k, v in batch.items()}).shape == (4, 3)
+
+
+@pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
+def test_saving_an_encoded_distributional_network_is_refused_naming_it(name, tmp_path):
+    env = rk.GymEnv(DictCartPole(), seed=0)
+    agent = _one_liner(name, env)
+    rk.run(agent, env, rk.StopAfterNSteps(5))
+    with pytest.raises(TypeError, match=r"rk.save: cannot describe the Q-network.* = "
+                       r"rlkit\.approximators\.(encoders\.combined\.CombinedEncoder|"
+                       r"distributional\.EncodedIQNNetwork)"):  # fmt: skip
+        rk.save(agent.policy, tmp_path / "policy")
+    assert not (tmp_path / "policy").exists()
