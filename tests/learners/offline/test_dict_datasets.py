@@ -24,8 +24,8 @@ def _one_thread():
     torch.set_num_threads(threads)
 
 
-def _recorded(env_id: str, steps: int) -> rk.Dataset:
-    recorder = rk.DatasetRecorder("unused.npz", seed=0)
+def _recorded(env_id: str, steps: int, path) -> rk.Dataset:
+    recorder = rk.DatasetRecorder(path / f"{env_id}.npz", seed=0)  # written at the run's end
     rk.run(rk.RandomPolicy(seed=0), rk.GymEnv(env_id, seed=0), rk.StopAfterNSteps(steps), recorder)
     return recorder.dataset()
 
@@ -41,14 +41,14 @@ def _as_dict(ds: rk.Dataset, wrapper, keys: dict[str, slice]) -> rk.Dataset:
 
 
 @pytest.fixture(scope="module")
-def cartpole() -> tuple[rk.Dataset, rk.Dataset]:
-    flat = _recorded("CartPole-v1", 400)
+def cartpole(tmp_path_factory) -> tuple[rk.Dataset, rk.Dataset]:
+    flat = _recorded("CartPole-v1", 400, tmp_path_factory.mktemp("data"))
     return flat, _as_dict(flat, DictCartPole, {"cart": slice(0, 2), "pole": slice(2, 4)})
 
 
 @pytest.fixture(scope="module")
-def pendulum() -> tuple[rk.Dataset, rk.Dataset]:
-    flat = _recorded("Pendulum-v1", 400)
+def pendulum(tmp_path_factory) -> tuple[rk.Dataset, rk.Dataset]:
+    flat = _recorded("Pendulum-v1", 400, tmp_path_factory.mktemp("data"))
     return flat, _as_dict(flat, DictPendulum, {"cos_sin": slice(0, 2), "speed": slice(2, 3)})
 
 
