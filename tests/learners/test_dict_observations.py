@@ -352,3 +352,22 @@ def test_saving_an_encoded_distributional_network_is_refused_naming_it(name, tmp
                        r"distributional\.EncodedIQNNetwork)"):  # fmt: skip
         rk.save(agent.policy, tmp_path / "policy")
     assert not (tmp_path / "policy").exists()
+
+
+@pytest.mark.parametrize("network", ["categorical", "iqn"])
+def test_image_keys_inside_a_dict_use_the_cnn_in_the_distributional_networks(network):
+    from rlkit.approximators.distributional import categorical_network, iqn_network
+
+    space = gym.spaces.Dict({
+        "frame": gym.spaces.Box(0, 255, (1, 10, 10), np.uint8),
+        "speed": gym.spaces.Box(-1, 1, (2,), np.float32),
+    })  # fmt: skip
+    make = categorical_network if network == "categorical" else iqn_network
+    net = make(space, gym.spaces.Discrete(3), (16,), cnn="minatar", seed=0)
+    encoder = (net[0] if network == "categorical" else net.encoder).encoders["frame"]
+    assert type(encoder).__name__ == "ImageKeyEncoder" and encoder.body.cnn == "minatar"
+    space.seed(0)
+    batch = {"frame": torch.as_tensor(np.stack([space.sample()["frame"] for _ in range(4)]),
+                                      dtype=torch.float32),
+             "speed": torch.zeros(4, 2)}  # fmt: skip
+    assert net(batch).shape == (4, 3 * (51 if network == "categorical" else 32))
