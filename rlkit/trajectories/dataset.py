@@ -64,7 +64,9 @@ from .structured import is_structured_space, leading_length, map_leaves
 
 __all__ = ["Dataset", "DatasetError", "EpisodeView"]
 
-FORMAT_VERSION = 1
+#: the newest format this rlkit reads: 2 (observations of a Dict/Tuple space by key) is written
+#: only for such datasets, so a dataset of Box observations stays readable by rlkit of version 1
+FORMAT_VERSION = 2
 _FIELDS = (
     "observations",
     "actions",
@@ -270,7 +272,7 @@ class Dataset:
         """The JSON-ready description stored with the arrays (spaces, env spec, policy, seed)."""
         return {
             "format": "rlkit.Dataset",
-            "version": FORMAT_VERSION,
+            "version": 2 if is_structured_space(self.observation_space) else 1,
             "observation_space": space_json(self.observation_space, "Dataset"),
             "action_space": space_json(self.action_space, "Dataset"),
             "env_spec": self.env_spec,

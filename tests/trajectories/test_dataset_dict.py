@@ -184,3 +184,14 @@ def test_a_recording_of_structured_observations_resumes_from_a_checkpoint(tmp_pa
     _assert_same_leaves(resumed.observations, whole.observations)
     _assert_same_leaves(resumed.next_observations, whole.next_observations)
     assert np.array_equal(resumed.actions, whole.actions)
+
+
+def test_a_dict_dataset_is_format_version_2_and_a_box_one_stays_version_1():
+    assert _dataset().metadata()["version"] == 2  # an older rlkit says to upgrade
+    box = rk.Dataset.from_arrays(
+        observations=np.zeros((2, 1)), actions=[0, 1], rewards=[0.0, 1.0],
+        terminations=[False, True], truncations=[False, False],
+        next_observations=np.ones((2, 1)), observation_space=gym.spaces.Box(-1, 1, (1,)),
+        action_space=gym.spaces.Discrete(2),
+    )  # fmt: skip
+    assert box.metadata()["version"] == 1
