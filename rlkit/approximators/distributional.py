@@ -38,6 +38,8 @@ __all__ = [
     "mean_network",
     "categorical_network",
     "iqn_network",
+    "EncodedIQNNetwork",
+    "observation_encoder",
     "reset_noise",
     "noisy_layers",
     "noise_off",
@@ -310,6 +312,7 @@ def categorical_network(
     noisy: bool = False,
     sigma0: float = 0.5,
     seed: int | np.random.SeedSequence | None = 0,
+    cnn: str | None = None,
 ) -> nn.Sequential:
     """A ReLU MLP from observations of a ``Box`` space to the logits of ``n_atoms`` atoms per
     action of a ``Discrete`` space, ``(..., n_atoms * n_actions)`` atom-major (what
@@ -317,6 +320,12 @@ def categorical_network(
     :class:`CategoricalDuelingHead`; ``noisy``: its streams (or the output layer) are
     :class:`NoisyLinear` layers with ``sigma0``; the hidden layers stay deterministic, as in
     Tianshou's CartPole Rainbow (Dopamine's Atari Rainbow makes every dense layer noisy).
+
+    Other observation spaces (``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict``,
+    ``Tuple``) go through their encoder first, as in ``q_network``
+    (``rlkit/approximators/encoders``; ``cnn`` names the CNN body of image keys, default
+    ``"nature"``); such a network takes batches only. An encoder of ``Box`` keys has no
+    parameters, so a ``Dict`` of them gives the weights of the flattened observation's network.
 
     Example:
         >>> import gymnasium as gym, torch
@@ -328,16 +337,19 @@ def categorical_network(
     import gymnasium as gym
 
     owner = "categorical_network"
-    if not isinstance(state_space, gym.spaces.Box):
-        raise TypeError(f"{owner}: state_space must be a gymnasium Box, got {state_space}")
     if not isinstance(action_space, gym.spaces.Discrete):
         raise TypeError(f"{owner}: action_space must be gymnasium Discrete, got {action_space}")
     n_atoms = check_support(owner, n_atoms, 0.0, 1.0)[0]
-    shape = state_space.shape
     n_actions = int(action_space.n)
+    encoder = observation_encoder(owner, state_space, cnn, seed)
     generator = torch_generator(seed)
-    sizes = [int(np.prod(shape)), *(int(h) for h in hidden)]
-    layers: list[nn.Module] = [nn.Flatten(start_dim=-len(shape))] if len(shape) > 1 else []
+    if encoder is not None:
+        sizes = [int(encoder.n_features), *(int(h) for h in hidden)]
+        layers: list[nn.Module] = [encoder]
+    else:
+        shape = state_space.shape
+        sizes = [int(np.prod(shape)), *(int(h) for h in hidden)]
+        layers = [nn.Flatten(start_dim=-len(shape))] if len(shape) > 1 else []
     if len(sizes) > 1:  # the deterministic hidden layers (torch's init, their own seed)
         body = mlp(sizes[0], sizes[-1], tuple(sizes[1:-1]), seed=_child_seed(generator))
         layers += [*body, nn.ReLU()]
@@ -354,6 +366,34 @@ def categorical_network(
         _default_init(out, generator)
         layers.append(out)
     return nn.Sequential(*layers)
+
+
+def observation_encoder(
+    owner: str, state_space: Any, cnn: str | None, seed: int | np.random.SeedSequence | None
+) -> nn.Module | None:
+    """None for observations of a ``Box`` space of at least one dimension (flattened by the
+    network, as always), else the encoder of ``state_space`` that ``q_network`` puts first
+    (:func:`rlkit.encoder_for`: ``Discrete`` one-hot, ``Dict``/``Tuple`` concatenated, image
+    keys through the ``cnn`` body, default ``"nature"``); a space no encoder takes is a
+    ``TypeError`` naming ``owner``.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> observation_encoder("iqn_network", gym.spaces.Box(-1, 1, (3,)), None, 0) is None
+        True
+        >>> observation_encoder("iqn_network", gym.spaces.Discrete(5), None, 0).n_features
+        5
+    """
+    import gymnasium as gym
+
+    from .encoders import encoder_for
+
+    if isinstance(state_space, gym.spaces.Box) and state_space.shape != ():
+        return None
+    try:
+        return encoder_for(state_space, cnn=cnn or "nature", seed=seed)
+    except TypeError as error:
+        raise TypeError(f"{owner}: {error}") from None
 
 
 def _child_seed(generator: torch.Generator) -> int:
@@ -420,7 +460,11 @@ class IQNNetwork(nn.Module):
     def quantiles(self, obs: torch.Tensor, taus: torch.Tensor) -> torch.Tensor:
         """The return quantiles at fractions ``taus`` ``(B, N)`` of a batch ``obs`` ``(B, d)``:
         ``(B, N, n_actions)``."""
-        features = self.psi(obs.flatten(1))  # (B, H)
+        return self._quantiles_of(obs.flatten(1), taus)
+
+    def _quantiles_of(self, x: torch.Tensor, taus: torch.Tensor) -> torch.Tensor:
+        """The quantiles of flat inputs ``x`` ``(B, in_features)``."""
+        features = self.psi(x)  # (B, H)
         embedding = torch.relu(self.phi(torch.cos(taus.unsqueeze(-1) * self.frequencies)))
         return self.f_out(features.unsqueeze(1) * embedding)  # (B, N, n_actions)
 
@@ -432,6 +476,51 @@ class IQNNetwork(nn.Module):
         return out[0] if single else out
 
 
+class EncodedIQNNetwork(IQNNetwork):
+    """An :class:`IQNNetwork` whose observations go through ``encoder`` first (an encoder by
+    space, ``rlkit/approximators/encoders``: ``Dict``/``Tuple`` observations as dicts of
+    tensors by key, ``Discrete`` ones as indices, ...): ``psi`` reads the encoder's
+    ``n_features``. It takes batches only. The MLPs are initialised from ``generator`` as
+    the :class:`IQNNetwork` of ``n_features`` inputs is, so an encoder without parameters
+    (``Box`` keys) gives the weights of the flattened observation's network.
+
+    Example:
+        >>> import gymnasium as gym, torch
+        >>> from rlkit.approximators.encoders import encoder_for
+        >>> space = gym.spaces.Dict({"a": gym.spaces.Box(-1, 1, (2,)), "k": gym.spaces.Discrete(3)})
+        >>> net = EncodedIQNNetwork(encoder_for(space), 2, (8,), n_cos=4, n_acting=4)
+        >>> obs = {"a": torch.zeros(5, 2), "k": torch.ones(5)}
+        >>> net(obs).shape, net.quantiles(obs, torch.rand(5, 3)).shape
+        (torch.Size([5, 8]), torch.Size([5, 3, 2]))
+    """
+
+    def __init__(
+        self,
+        encoder: nn.Module,
+        n_actions: int,
+        hidden: Sequence[int] = (64, 64),
+        *,
+        n_cos: int = 64,
+        n_acting: int = 32,
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__(
+            encoder.n_features, n_actions, hidden, n_cos=n_cos, n_acting=n_acting,
+            generator=generator,
+        )  # fmt: skip
+        self.encoder = encoder
+
+    def quantiles(self, obs: Any, taus: torch.Tensor) -> torch.Tensor:
+        """The return quantiles at fractions ``taus`` ``(B, N)`` of a batch of observations:
+        ``(B, N, n_actions)``."""
+        return self._quantiles_of(self.encoder(obs), taus)
+
+    def forward(self, obs: Any) -> torch.Tensor:
+        x = self.encoder(obs)  # (B, n_features)
+        taus = self.acting_fractions.expand(x.shape[0], -1)
+        return self._quantiles_of(x, taus).flatten(1)  # (B, n_acting * n_actions)
+
+
 def iqn_network(
     state_space: Any,
     action_space: Any,
@@ -440,9 +529,13 @@ def iqn_network(
     n_cos: int = 64,
     n_acting: int = 32,
     seed: int | np.random.SeedSequence | None = 0,
+    cnn: str | None = None,
 ) -> IQNNetwork:
     """An :class:`IQNNetwork` for a ``Box`` observation space (flat observations) and a
-    ``Discrete`` action space, initialised from ``seed``.
+    ``Discrete`` action space, initialised from ``seed``. Other observation spaces
+    (``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict``, ``Tuple``) give an
+    :class:`EncodedIQNNetwork` whose encoder is ``q_network``'s
+    (:func:`observation_encoder`; ``cnn`` names the CNN body of image keys).
 
     Example:
         >>> import gymnasium as gym, torch
@@ -453,18 +546,16 @@ def iqn_network(
     import gymnasium as gym
 
     owner = "iqn_network"
-    if not isinstance(state_space, gym.spaces.Box) or len(state_space.shape) != 1:
-        raise TypeError(
-            f"{owner}: state_space must be a gymnasium Box of flat observations, got "
-            f"{state_space}"
-        )
     if not isinstance(action_space, gym.spaces.Discrete):
         raise TypeError(f"{owner}: action_space must be gymnasium Discrete, got {action_space}")
-    return IQNNetwork(
-        int(state_space.shape[0]),
-        int(action_space.n),
-        hidden,
-        n_cos=n_cos,
-        n_acting=n_acting,
-        generator=torch_generator(seed),
-    )
+    encoder = observation_encoder(owner, state_space, cnn, seed)
+    kwargs = {"n_cos": n_cos, "n_acting": n_acting, "generator": torch_generator(seed)}
+    if encoder is not None:
+        return EncodedIQNNetwork(encoder, int(action_space.n), hidden, **kwargs)
+    if len(state_space.shape) != 1:
+        raise TypeError(
+            f"{owner}: state_space must be a gymnasium Box of flat observations (or a space an "
+            f"encoder takes: Discrete, MultiBinary, MultiDiscrete, Dict, Tuple), got "
+            f"{state_space}"
+        )
+    return IQNNetwork(int(state_space.shape[0]), int(action_space.n), hidden, **kwargs)

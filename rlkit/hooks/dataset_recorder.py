@@ -41,8 +41,9 @@ from typing import Any
 import numpy as np
 
 from ..core.interfaces import AbstractHook, AbstractVectorEnv
-from ..core.spaces import space_to_json
 from ..trajectories.dataset import Dataset
+from ..trajectories.dataset_structured import space_json
+from ..trajectories.structured import is_structured_space, map_leaves, structured
 
 __all__ = ["DatasetRecorder"]
 
@@ -105,7 +106,7 @@ class DatasetRecorder(AbstractHook):
     def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
         """Refuse, before the first step, an env whose spaces a dataset cannot hold."""
         for what, space in (("observation", env.state_space), ("action", env.action_space)):
-            space_to_json(space, f"{self!r}: the env's {what} space")
+            space_json(space, f"{self!r}: the env's {what} space")
 
     def pre_experiment(self, policy: Any, env: Any) -> None:
         self.spaces = (env.state_space, env.action_space)
@@ -122,7 +123,7 @@ class DatasetRecorder(AbstractHook):
 
     def pre_act(self, policy: Any, env: Any, action: Any) -> None:
         vector = isinstance(env, AbstractVectorEnv)
-        self._traces["obs"].append(_rows(env.state, vector))
+        self._traces["obs"].append(self._observations(env.state, vector))
         self._traces["action"].append(_rows(action, vector))
 
     def post_act(self, policy: Any, env: Any) -> None:
@@ -131,7 +132,19 @@ class DatasetRecorder(AbstractHook):
         traces["reward"].append(_rows(env.reward, vector, np.float64))
         traces["terminated"].append(_rows(env.is_terminated, vector, bool))
         traces["truncated"].append(_rows(env.is_truncated, vector, bool))
-        traces["next_obs"].append(_rows(env.final_state if vector else env.state, vector))
+        traces["next_obs"].append(
+            self._observations(env.final_state if vector else env.state, vector)
+        )
+
+    def _observations(self, state: Any, vector: bool) -> Any:
+        """A step's observations as ``(n_envs, ...)`` arrays; a ``Dict``/``Tuple``
+        observation's as dicts of them by key (checked against the space: other keys are
+        refused naming both)."""
+        space = self.spaces[0] if self.spaces is not None else None
+        if space is None or not is_structured_space(space):
+            return _rows(state, vector)
+        rows = structured(repr(self), space, state)
+        return map_leaves(lambda a: _rows(a, vector), rows)
 
     def post_experiment(self, policy: Any, env: Any) -> None:
         if sys.exc_info()[0] is not None:  # the run raised: write nothing
@@ -156,14 +169,14 @@ class DatasetRecorder(AbstractHook):
         if self.spaces is None or self.n_transitions == 0:
             raise ValueError(f"{self!r}: no transitions recorded yet")
         n_steps = len(self._traces["reward"])
-        arrays = {name: np.stack(trace[:n_steps]) for name, trace in self._traces.items()}
+        arrays = {name: _stack(trace[:n_steps]) for name, trace in self._traces.items()}
         truncated = arrays["truncated"].copy()
         truncated[-1] |= ~arrays["terminated"][-1]  # cut what is still running
         order = _episode_order(arrays["terminated"] | truncated)
 
         def flat(name: str, source: np.ndarray | None = None) -> np.ndarray:
             values = arrays[name] if source is None else source
-            return values.reshape(-1, *values.shape[2:])[order]
+            return map_leaves(lambda v: v.reshape(-1, *v.shape[2:])[order], values)
 
         return Dataset(
             observations=flat("obs"),
@@ -190,14 +203,14 @@ class DatasetRecorder(AbstractHook):
         """The recorded transitions (arrays, one row per step) and the run's description."""
         n_steps = len(self._traces["reward"])
         return {
-            "traces": {k: np.stack(v[:n_steps]) for k, v in self._traces.items() if n_steps},
+            "traces": {k: _stack(v[:n_steps]) for k, v in self._traces.items() if n_steps},
             "policy_description": self.policy_description,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` saved."""
         traces = state["traces"]
-        self._traces = {name: list(traces[name]) if traces else [] for name in _TRACES}
+        self._traces = {name: _unstack(traces[name]) if traces else [] for name in _TRACES}
         self.policy_description = state["policy_description"]
 
 
@@ -205,6 +218,22 @@ def _rows(value: Any, vector: bool, dtype: Any = None) -> np.ndarray:
     """A step's values as ``(n_envs, ...)`` (a single env's with one row), copied."""
     array = np.array(value, dtype=dtype)
     return array if vector else array[None]
+
+
+def _stack(trace: list[Any]) -> Any:
+    """The steps' arrays stacked, ``(n_steps, n_envs, ...)`` (per key for dicts of arrays)."""
+    if trace and isinstance(trace[0], dict):
+        return {k: _stack([step[k] for step in trace]) for k in trace[0]}
+    return np.stack(trace)
+
+
+def _unstack(value: Any) -> list[Any]:
+    """:func:`_stack` undone: one entry per step."""
+    if isinstance(value, dict):
+        parts = {k: _unstack(v) for k, v in value.items()}
+        n = len(next(iter(parts.values()))) if parts else 0
+        return [{k: v[i] for k, v in parts.items()} for i in range(n)]
+    return list(value)
 
 
 def _episode_order(ends: np.ndarray) -> np.ndarray:

@@ -10,9 +10,12 @@ dataset is made, so a bad dataset is refused before training, naming the field a
 
 Arrays are stored as a replay buffer stores them (``space_layout`` in
 ``rlkit/trajectories/circular.py``): ``Box`` observations and actions as float32, ``Discrete``
-ones as int64. :meth:`Dataset.sample` returns the same dict of numpy arrays as the replay
-samplers (``rlkit/trajectories/samplers.py``), which the off-policy learners turn into their
-``rk.Batch``: the ``Batch`` class lives in the learners layer, above this one.
+ones as int64. Observations of a ``Dict`` or ``Tuple`` space are dicts of arrays by key (a
+``Tuple``'s by position; nested spaces nest), each key laid out as replay buffers lay it out
+(``rlkit/trajectories/dataset_structured.py``); an observation whose keys differ from the
+space's is refused naming both. :meth:`Dataset.sample` returns the same dict of numpy arrays
+as the replay samplers (``rlkit/trajectories/samplers.py``), which the off-policy learners
+turn into their ``rk.Batch``: the ``Batch`` class lives in the learners layer, above this one.
 
 Files: ``save(path)`` writes a ``.npz`` (always available; no pickles, the spaces and the
 metadata as JSON) or, with ``format="minari"``, a local Minari dataset directory
@@ -48,12 +51,22 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..core.spaces import space_from_json, space_to_json
 from .circular import space_layout
+from .dataset_structured import (
+    count_leaves,
+    from_leaf_items,
+    leaf_items,
+    space_from_json,
+    space_json,
+    structured_rows,
+)
+from .structured import is_structured_space, leading_length, map_leaves
 
 __all__ = ["Dataset", "DatasetError", "EpisodeView"]
 
-FORMAT_VERSION = 1
+#: the newest format this rlkit reads: 2 (observations of a Dict/Tuple space by key) is written
+#: only for such datasets, so a dataset of Box observations stays readable by rlkit of version 1
+FORMAT_VERSION = 2
 _FIELDS = (
     "observations",
     "actions",
@@ -134,8 +147,12 @@ class Dataset:
     ) -> None:
         _check_space("observation_space", observation_space)
         _check_space("action_space", action_space)
+        if is_structured_space(action_space):
+            raise TypeError(
+                f"Dataset: the action space must be Box, Discrete, MultiDiscrete or "
+                f"MultiBinary, got {action_space}"
+            )
         self.observation_space, self.action_space = observation_space, action_space
-        obs_shape, obs_dtype = space_layout(observation_space)
         act_shape, act_dtype = space_layout(action_space)
         raw = {
             "observations": observations,
@@ -145,15 +162,19 @@ class Dataset:
             "truncations": truncations,
             "next_observations": next_observations,
         }
+        self.observations = _observations("observations", observations, observation_space)
+        self.next_observations = _observations(
+            "next_observations", next_observations, observation_space
+        )
+        raw["observations"], raw["next_observations"] = self.observations, self.next_observations
         n = _check_lengths(raw)
-        self.observations = _rows("observations", observations, obs_shape, obs_dtype)
-        self.next_observations = _rows("next_observations", next_observations, obs_shape, obs_dtype)
         self.actions = _rows("actions", actions, act_shape, act_dtype)
         self.rewards = _rows("rewards", rewards, (), np.float32)
         self.terminations = _flags("terminations", terminations)
         self.truncations = _flags("truncations", truncations)
         for name in ("observations", "next_observations", "rewards", "actions"):
-            _check_finite(name, getattr(self, name))
+            for path, array in leaf_items(getattr(self, name)):
+                _check_finite(name + "".join(f"[{k!r}]" for k in path), array)
         _check_actions(self.actions, action_space)
         self.env_spec = _check_meta("env_spec", env_spec, dict)
         self.policy_description = _check_meta("policy_description", policy_description, str)
@@ -219,7 +240,7 @@ class Dataset:
     def episodes(self) -> Iterator[EpisodeView]:
         """The episodes in order, as :class:`EpisodeView` (views, not copies)."""
         for begin, end in self._bounds():
-            yield EpisodeView(*(getattr(self, f)[begin:end] for f in _FIELDS))
+            yield EpisodeView(*(_rows_of(getattr(self, f), begin, end) for f in _FIELDS))
 
     def episode_returns(self) -> np.ndarray:
         """The undiscounted return of each episode (float64)."""
@@ -239,11 +260,11 @@ class Dataset:
             )
         indices = generator.integers(0, self._n, batch_size)
         return {
-            "state": self.observations[indices],
+            "state": map_leaves(lambda a: a[indices], self.observations),  # a dict: by key
             "action": self.actions[indices],
             "reward": self.rewards[indices],
             "terminal": self.terminations[indices].astype(np.float32),
-            "next_state": self.next_observations[indices],
+            "next_state": map_leaves(lambda a: a[indices], self.next_observations),
             "indices": indices,
         }
 
@@ -251,9 +272,9 @@ class Dataset:
         """The JSON-ready description stored with the arrays (spaces, env spec, policy, seed)."""
         return {
             "format": "rlkit.Dataset",
-            "version": FORMAT_VERSION,
-            "observation_space": space_to_json(self.observation_space, "Dataset"),
-            "action_space": space_to_json(self.action_space, "Dataset"),
+            "version": 2 if is_structured_space(self.observation_space) else 1,
+            "observation_space": space_json(self.observation_space, "Dataset"),
+            "action_space": space_json(self.action_space, "Dataset"),
             "env_spec": self.env_spec,
             "policy_description": self.policy_description,
             "seed": self.seed,
@@ -287,6 +308,11 @@ class Dataset:
         return _load_npz(path)
 
 
+def _rows_of(value: Any, begin: int, end: int) -> Any:
+    """Rows ``begin:end`` of an array (views), or of every array of nested dicts."""
+    return map_leaves(lambda a: a[begin:end], value)
+
+
 # ---- checks ----
 def _show(value: Any) -> str:
     """A row or number of an array as plain Python (``[0.5, nan]``, ``2``), for messages."""
@@ -296,14 +322,31 @@ def _show(value: Any) -> str:
 def _check_space(name: str, space: Any) -> None:
     if not isinstance(space, gym.spaces.Space):
         raise TypeError(f"Dataset: {name} must be a gymnasium space, got {space!r}")
-    space_to_json(space, f"Dataset {name}")  # refuses what cannot be stored
+    space_json(space, f"Dataset {name}")  # refuses what cannot be stored
+
+
+def _observations(name: str, value: Any, space: gym.Space) -> Any:
+    """Observations as stored: one array, or nested dicts of arrays for a ``Dict``/``Tuple``
+    space (``rlkit/trajectories/dataset_structured.py``), checked against ``space``."""
+    if is_structured_space(space):
+        rows = structured_rows(name, value, space)
+        lengths = {path: len(a) for path, a in leaf_items(rows)}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(
+                f"Dataset: the keys of {name} have different numbers of rows "
+                f"({ {'/'.join(map(str, p)): n for p, n in lengths.items()} }); every key needs "
+                f"one row per transition"
+            )
+        return rows
+    shape, dtype = space_layout(space)
+    return _rows(name, value, shape, dtype)
 
 
 def _check_lengths(raw: dict[str, Any]) -> int:
     lengths = {}
     for name, value in raw.items():
         try:
-            lengths[name] = len(value)
+            lengths[name] = leading_length(value) if isinstance(value, dict) else len(value)
         except TypeError:
             raise TypeError(
                 f"Dataset: {name} must be an array with one row per transition, got {value!r:.80}"
@@ -401,6 +444,10 @@ def _save_npz(dataset: Dataset, path: Path) -> None:
     """Write to a temporary file beside ``path``, then rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {name: getattr(dataset, name) for name in _FIELDS}
+    for name in ("observations", "next_observations"):
+        if isinstance(arrays[name], dict):  # by key: name/0, name/1, ... in the space's order
+            leaves = arrays.pop(name)
+            arrays.update({f"{name}/{i}": a for i, (_, a) in enumerate(leaf_items(leaves))})
     arrays["metadata"] = np.array(json.dumps(dataset.metadata()))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -418,11 +465,10 @@ def _load_npz(path: Path) -> Dataset:
     where = f"Dataset.load({str(path)!r})"
     try:
         with np.load(path, allow_pickle=False) as data:
-            missing = [name for name in (*_FIELDS, "metadata") if name not in data.files]
-            if missing:
-                raise DatasetError(f"{where}: not an rlkit dataset file: no {missing} in it")
-            arrays = {name: data[name] for name in _FIELDS}
+            if "metadata" not in data.files:
+                raise DatasetError(f"{where}: not an rlkit dataset file: no ['metadata'] in it")
             meta = json.loads(str(data["metadata"]))
+            arrays = _npz_arrays(data, _stored_observation_space(meta, where), where)
     except DatasetError:
         raise
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as error:
@@ -430,6 +476,35 @@ def _load_npz(path: Path) -> Dataset:
             f"{where}: the file is truncated or corrupt, or not a .npz dataset ({error})"
         ) from error
     return from_stored(arrays, meta, where)
+
+
+def _stored_observation_space(meta: Any, where: str) -> Any:
+    """The observation space a file's metadata names (None when it names none: the metadata
+    check of :func:`from_stored` then refuses the file)."""
+    if not isinstance(meta, dict) or "observation_space" not in meta:
+        return None
+    return space_from_json(meta["observation_space"], f"{where} observation_space", DatasetError)
+
+
+def _npz_arrays(data: Any, space: Any, where: str) -> dict[str, Any]:
+    """The fields of an ``.npz`` dataset; a ``Dict``/``Tuple`` space's observations from its
+    ``observations/0``, ``observations/1``, ... arrays (the space's key order)."""
+    structured = space is not None and is_structured_space(space)
+    arrays: dict[str, Any] = {}
+    missing = []
+    for name in _FIELDS:
+        if structured and name in ("observations", "next_observations"):
+            keys = [f"{name}/{i}" for i in range(count_leaves(space))]
+            missing += [k for k in keys if k not in data.files]
+            if all(k in data.files for k in keys):
+                arrays[name] = from_leaf_items(space, [data[k] for k in keys])
+        elif name in data.files:
+            arrays[name] = data[name]
+        else:
+            missing.append(name)
+    if missing:
+        raise DatasetError(f"{where}: not an rlkit dataset file: no {missing} in it")
+    return arrays
 
 
 def from_stored(arrays: dict[str, np.ndarray], meta: Any, where: str) -> Dataset:

@@ -14,6 +14,10 @@ Minari's episodes hold one observation list, so inside an episode each ``next_ob
 must be the following row's ``observation`` (as a recorded run gives); a dataset where they
 differ is refused naming the row.
 
+``Dict`` and ``Tuple`` observations (nested too) are stored as Minari stores them (an HDF5
+group per key; Minari hands a ``Tuple``'s back as a tuple) and read back as rlkit's dicts of
+arrays by key (``rlkit/trajectories/dataset_structured.py``).
+
 Example:
     >>> import gymnasium as gym, numpy as np, tempfile, pathlib
     >>> from rlkit.trajectories.dataset import Dataset
@@ -41,6 +45,8 @@ from typing import Any
 import numpy as np
 
 from .dataset import _FIELDS, Dataset, DatasetError, from_stored
+from .dataset_structured import leaf_items
+from .structured import map_leaves
 
 __all__ = ["save_minari", "load_minari", "minari_data_path"]
 
@@ -70,18 +76,23 @@ def _episode_buffers(dataset: Dataset) -> list[Any]:
     buffers, begin = [], 0
     for episode in dataset.episodes():
         end = begin + len(episode)
-        inside = episode.next_observations[:-1] != episode.observations[1:]
-        if inside.any():
-            row = begin + int(np.flatnonzero(inside.reshape(len(episode) - 1, -1).any(1))[0])
-            raise ValueError(
-                f"Dataset.save(format='minari'): next_observations[{row}] differs from "
-                f"observations[{row + 1}] inside an episode; Minari stores one observation "
-                f"sequence per episode (save this dataset as .npz)"
-            )
-        observations = np.concatenate([episode.observations, episode.next_observations[-1:]])
+        nexts = leaf_items(episode.next_observations)
+        for (path, following), (_, current) in zip(
+            nexts, leaf_items(episode.observations), strict=True
+        ):
+            inside = following[:-1] != current[1:]
+            if inside.any():
+                row = begin + int(np.flatnonzero(inside.reshape(len(episode) - 1, -1).any(1))[0])
+                key = "".join(f"[{k!r}]" for k in path)
+                raise ValueError(
+                    f"Dataset.save(format='minari'): next_observations{key}[{row}] differs from "
+                    f"observations{key}[{row + 1}] inside an episode; Minari stores one "
+                    f"observation sequence per episode (save this dataset as .npz)"
+                )
+        observations = _joined(episode.observations, episode.next_observations)
         buffers.append(
             EpisodeBuffer(
-                observations=observations,
+                observations=_minari_layout(observations, dataset.observation_space),
                 actions=episode.actions,
                 rewards=episode.rewards,
                 terminations=episode.terminations,
@@ -91,6 +102,35 @@ def _episode_buffers(dataset: Dataset) -> list[Any]:
         )
         begin = end
     return buffers
+
+
+def _joined(observations: Any, next_observations: Any) -> Any:
+    """An episode's ``T + 1`` observations: its rows, then the last ``next_observation``
+    (per key for a ``Dict``/``Tuple`` observation)."""
+    if isinstance(observations, dict):
+        return {k: _joined(v, next_observations[k]) for k, v in observations.items()}
+    return np.concatenate([observations, next_observations[-1:]])
+
+
+def _minari_layout(value: Any, space: Any) -> Any:
+    """rlkit's dicts of arrays as Minari takes them: a ``Tuple`` space's as a tuple."""
+    import gymnasium as gym
+
+    if isinstance(space, gym.spaces.Dict):
+        return {k: _minari_layout(value[k], sub) for k, sub in space.spaces.items()}
+    if isinstance(space, gym.spaces.Tuple):
+        return tuple(_minari_layout(value[i], sub) for i, sub in enumerate(space.spaces))
+    return value
+
+
+def _rlkit_layout(value: Any) -> Any:
+    """Minari's observations as rlkit holds them: dicts of arrays by key, a tuple's by
+    position (nested), numpy arrays at the leaves."""
+    if isinstance(value, dict):
+        return {k: _rlkit_layout(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return {i: _rlkit_layout(v) for i, v in enumerate(value)}
+    return np.asarray(value)
 
 
 def _env_spec(dataset: Dataset) -> Any:
@@ -183,30 +223,38 @@ def load_minari(path: Path) -> Dataset:
 
 
 def _flatten(episodes: list[Any], where: str) -> dict[str, np.ndarray]:
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in _FIELDS}
+    parts: dict[str, list[Any]] = {name: [] for name in _FIELDS}
     for episode in episodes:
-        observations = episode.observations
-        if not isinstance(observations, np.ndarray) or len(observations) != len(episode) + 1:
+        observations = _rlkit_layout(episode.observations)
+        lengths = {len(a) for _, a in leaf_items(observations)}
+        if lengths != {len(episode) + 1}:
             raise DatasetError(
-                f"{where}: episode {episode.id} has {len(observations)} observations for "
+                f"{where}: episode {episode.id} has {sorted(lengths)} observations for "
                 f"{len(episode)} steps; Minari stores one more observation than steps"
             )
-        parts["observations"].append(observations[:-1])
-        parts["next_observations"].append(observations[1:])
+        parts["observations"].append(map_leaves(lambda a: a[:-1], observations))
+        parts["next_observations"].append(map_leaves(lambda a: a[1:], observations))
         for name in ("actions", "rewards", "terminations", "truncations"):
             parts[name].append(np.asarray(getattr(episode, name)))
-    return {name: np.concatenate(values) for name, values in parts.items()}
+    return {name: _concatenated(values) for name, values in parts.items()}
+
+
+def _concatenated(values: list[Any]) -> Any:
+    """The episodes' arrays one after the other (per key for dicts of arrays)."""
+    if isinstance(values[0], dict):
+        return {k: _concatenated([v[k] for v in values]) for k in values[0]}
+    return np.concatenate(values)
 
 
 def _foreign_metadata(minari_dataset: Any, raw: dict[str, Any], where: str) -> dict[str, Any]:
     """rlkit's metadata for a Minari dataset another tool made."""
-    from ..core.spaces import space_to_json
     from .dataset import FORMAT_VERSION
+    from .dataset_structured import space_json
 
     try:
         spaces = {
-            "observation_space": space_to_json(minari_dataset.observation_space, where),
-            "action_space": space_to_json(minari_dataset.action_space, where),
+            "observation_space": space_json(minari_dataset.observation_space, where),
+            "action_space": space_json(minari_dataset.action_space, where),
         }
     except TypeError as error:
         raise DatasetError(str(error)) from error

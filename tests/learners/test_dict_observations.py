@@ -142,11 +142,77 @@ def test_dqn_with_vector_env_of_dict_observations():
                   _params(flat.policy.learner.approximator.model))  # fmt: skip
 
 
-@pytest.mark.parametrize("learner", ["PPO", "DQN"])
+#: the DQN family's one-liners, small: a learning step every 4 steps after 64 random ones
+ONE_LINERS = {
+    "DQN": {},
+    "QRDQN": {"n_quantiles": 10},
+    "PrioritizedDQN": {},
+    "C51": {},
+    "IQN": {"n_tau": 8, "n_tau_target": 8, "n_cos": 8, "n_acting": 8},
+    "Rainbow": {},
+}
+SMALL_REPLAY = {"learning_starts": 64, "batch_size": 16, "hidden": (32,), "buffer_size": 1000,
+                "target_update_interval": 50, "total_steps": 400}  # fmt: skip
+
+
+def _one_liner(name: str, env) -> rk.Agent:
+    return getattr(rk, name).agent(env, seed=1, **SMALL_REPLAY, **ONE_LINERS[name])
+
+
+@pytest.mark.parametrize("name", sorted(ONE_LINERS))
+def test_dict_cartpole_equals_cartpole_for_every_dqn_family_one_liner(name):
+    # the distributional heads (categorical, dueling noisy, implicit quantile) included
+    runs = []
+    for env in (rk.GymEnv("CartPole-v1", seed=0), rk.GymEnv(DictCartPole(), seed=0)):
+        agent = _one_liner(name, env)
+        hook = rk.TotalRewardPerEpisode()
+        rk.run(agent, env, rk.StopAfterNSteps(400), hook)
+        runs.append((agent.policy.learner, hook.rewards))
+    (flat, flat_rewards), (structured, rewards) = runs
+    assert structured.gradient_steps == flat.gradient_steps == 84
+    assert rewards == flat_rewards
+    _assert_equal(_params(structured.model), _params(flat.model))
+    _assert_equal(_params(structured.target.model), _params(flat.target.model))
+    fresh = _one_liner(name, rk.GymEnv(DictCartPole(), seed=0)).policy.learner
+    pairs = zip(_params(fresh.model), _params(flat.model), strict=True)
+    assert not all(torch.equal(a, b) for a, b in pairs)  # it learned: the parameters moved
+
+
+@pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
+def test_distributional_one_liners_on_a_vector_env_of_dict_observations(name):
+    params = []
+    for env in (rk.VectorGymEnv("CartPole-v1", 2, seed=0),
+                rk.VectorGymEnv([DictCartPole] * 2, seed=0)):  # fmt: skip
+        agent = _one_liner(name, env)
+        rk.run(agent, env, rk.StopAfterNSteps(200))
+        assert agent.policy.learner.gradient_steps > 0
+        params.append(_params(agent.policy.learner.model))
+    _assert_equal(params[1], params[0])
+
+
+@pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
+def test_distributional_one_liners_take_discrete_and_nested_tuple_observations(name):
+    lake = rk.GymEnv("FrozenLake-v1", seed=0)
+    agent = _one_liner(name, lake)
+    assert type(agent.policy.learner.model).__name__ in ("Sequential", "EncodedIQNNetwork")
+    rk.run(agent, lake, rk.StopAfterNSteps(100))
+    assert agent.policy.learner.gradient_steps == 9
+    flat, nested = (rk.GymEnv("CartPole-v1", seed=0), rk.GymEnv(TupleCartPole(), seed=0))
+    agents = [_one_liner(name, env) for env in (flat, nested)]
+    for agent, env in zip(agents, (flat, nested), strict=True):
+        rk.run(agent, env, rk.StopAfterNSteps(120))
+    _assert_equal(_params(agents[1].policy.learner.model), _params(agents[0].policy.learner.model))
+
+
+@pytest.mark.parametrize("learner", ["PPO", "DQN", "C51", "IQN", "Rainbow"])
 def test_an_observation_whose_keys_differ_from_the_space_is_refused_naming_the_keys(learner):
     env = rk.GymEnv(WrongKeys(), seed=0)
-    agent = _dqn_agent(env) if learner == "DQN" else rk.PPO.agent(env, seed=0, n_steps=64,
-                                                                   batch_size=32)  # fmt: skip
+    if learner == "DQN":
+        agent = _dqn_agent(env)
+    elif learner == "PPO":
+        agent = rk.PPO.agent(env, seed=0, n_steps=64, batch_size=32)
+    else:
+        agent = _one_liner(learner, env)
     with pytest.raises(ValueError, match=r"keys \['cart', 'pole_angle'\] differ from the Dict "
                        r"space's keys \['cart', 'pole'\] \(missing: \['pole'\], not in the "
                        r"space: \['pole_angle'\]\)"):  # fmt: skip
@@ -274,3 +340,34 @@ def test_image_keys_inside_a_dict_use_the_cnn():
     assert policy.model(policy.observation_tensor(batch)).shape == (4, 3)
     q = q_network(space, gym.spaces.Discrete(3), (16,), cnn="minatar", seed=0)
     assert q({k: torch.as_tensor(v, dtype=torch.float32) for k, v in batch.items()}).shape == (4, 3)
+
+
+@pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
+def test_saving_an_encoded_distributional_network_is_refused_naming_it(name, tmp_path):
+    env = rk.GymEnv(DictCartPole(), seed=0)
+    agent = _one_liner(name, env)
+    rk.run(agent, env, rk.StopAfterNSteps(5))
+    with pytest.raises(TypeError, match=r"rk.save: cannot describe the Q-network.* = "
+                       r"rlkit\.approximators\.(encoders\.combined\.CombinedEncoder|"
+                       r"distributional\.EncodedIQNNetwork)"):  # fmt: skip
+        rk.save(agent.policy, tmp_path / "policy")
+    assert not (tmp_path / "policy").exists()
+
+
+@pytest.mark.parametrize("network", ["categorical", "iqn"])
+def test_image_keys_inside_a_dict_use_the_cnn_in_the_distributional_networks(network):
+    from rlkit.approximators.distributional import categorical_network, iqn_network
+
+    space = gym.spaces.Dict({
+        "frame": gym.spaces.Box(0, 255, (1, 10, 10), np.uint8),
+        "speed": gym.spaces.Box(-1, 1, (2,), np.float32),
+    })  # fmt: skip
+    make = categorical_network if network == "categorical" else iqn_network
+    net = make(space, gym.spaces.Discrete(3), (16,), cnn="minatar", seed=0)
+    encoder = (net[0] if network == "categorical" else net.encoder).encoders["frame"]
+    assert type(encoder).__name__ == "ImageKeyEncoder" and encoder.body.cnn == "minatar"
+    space.seed(0)
+    batch = {"frame": torch.as_tensor(np.stack([space.sample()["frame"] for _ in range(4)]),
+                                      dtype=torch.float32),
+             "speed": torch.zeros(4, 2)}  # fmt: skip
+    assert net(batch).shape == (4, 3 * (51 if network == "categorical" else 32))

@@ -25,6 +25,7 @@ from typing import Any
 from ...core.dispatch import update
 from ...core.interfaces import AbstractOfflineEnv
 from ...core.stages import PostActStage, PreExperimentStage
+from ...trajectories.structured import is_structured_space, structured
 from ..built import BuiltPolicy
 from ..value_based.common import ValueBasedLearner
 
@@ -32,10 +33,17 @@ __all__ = ["offline_step", "check_offline"]
 
 
 def offline_step(policy: Any, env: AbstractOfflineEnv) -> None:
-    """One gradient step: ``update(policy, policy.offline_batch(env.sample()))``; a learner
-    that keeps its diagnostics per round (``end_round(n, means)``, the off-policy
+    """One gradient step: ``update(policy, policy.offline_batch(env.sample()))`` (a sample of
+    ``Dict`` observations whose keys differ from the env's space is refused, naming both); a
+    learner that keeps its diagnostics per round (``end_round(n, means)``, the off-policy
     actor-critics) gets this step's as a round of one."""
-    info = update(policy, policy.offline_batch(env.sample()))
+    sample = env.sample()
+    space = env.state_space
+    if is_structured_space(space):  # a Dict observation: the sample's keys must be the space's
+        for key in ("state", "next_state"):
+            if key in sample:
+                structured(f"{env!r}: the sample's {key}", space, sample[key])
+    info = update(policy, policy.offline_batch(sample))
     end_round = getattr(policy, "end_round", None)
     if end_round is not None:
         end_round(1, {k: float(v) for k, v in (info or {}).items()})

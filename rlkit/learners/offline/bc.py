@@ -46,6 +46,7 @@ import gymnasium as gym
 import torch
 
 from ...optimizers import GradientDescent
+from ...trajectories.structured import map_leaves
 from .. import offline as _offline  # noqa: F401 - registers the offline driver
 from ..batch import Batch
 from ..builder import build_policy
@@ -102,7 +103,8 @@ class BCBase(BuiltPolicy):
     def offline_batch(self, sample: Mapping[str, Any]) -> Batch:
         """The sample's states and actions as a rollout of one step of ``batch_size`` envs,
         which the built policies' update flattens into ``(batch_size, ...)`` tensors."""
-        return Batch(state=sample["state"][None], action=sample["action"][None])
+        state = map_leaves(lambda a: a[None], sample["state"])  # a Dict observation: by key
+        return Batch(state=state, action=sample["action"][None])
 
 
 BC = build_policy(

@@ -61,6 +61,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -69,6 +70,7 @@ from torch import nn
 from ...core.checks import finite_float, positive_int
 from ...core.dispatch import update
 from ...optimizers.gradient import GradientDescent
+from ...trajectories.structured import map_leaves
 from ..actor_critic import sac
 from ..actor_critic.common import ActorCriticModel
 from ..batch import Batch
@@ -148,7 +150,10 @@ def _sampled_q(model: Any, state: torch.Tensor, actions: torch.Tensor) -> torch.
     """The critics at ``state`` (``(batch, obs)``) for ``actions`` (``(batch, n, act)``), as
     ``(n_critics, batch, n)``: one forward pass over the ``batch * n`` pairs."""
     b, n, d = actions.shape
-    states = state.flatten(1).repeat_interleave(n, dim=0)
+    if isinstance(state, Mapping):  # a Dict observation: each key's rows repeated
+        states = map_leaves(lambda x: x.repeat_interleave(n, dim=0), state)
+    else:
+        states = state.flatten(1).repeat_interleave(n, dim=0)
     return torch.stack(model.critic(states, actions.reshape(b * n, d))).view(-1, b, n)
 
 

@@ -44,6 +44,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -59,11 +60,11 @@ from ..actor_critic.common import (
     OffPolicyActorCritic,
     mse,
 )
-from ..actor_critic.models import ContinuousCritic, mlp, torch_generator
+from ..actor_critic.models import ContinuousCritic, features, mlp, torch_generator
 from ..batch import Batch
 from ..builder import build_policy
 from ..hyperparameters import hidden_sizes, layers_from_hidden
-from ..policy_gradient.models import observation_size
+from ..policy_gradient.models import observation_encoder, observation_size
 
 __all__ = [
     "IQL",
@@ -177,15 +178,17 @@ class IQLActor(nn.Module):
     starts at 0), as d3rlpy's IQL policy."""
 
     def __init__(
-        self, n_obs: int, n_actions: int, hidden: tuple[int, ...], generator: torch.Generator
-    ) -> None:
+        self, n_obs: int, n_actions: int, hidden: tuple[int, ...], generator: torch.Generator,
+        encoder: nn.Module | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.latent = mlp([n_obs, *hidden], generator, last_activation=True)
         self.mu = mlp([hidden[-1] if hidden else n_obs, n_actions], generator)
         self.log_std_logit = nn.Parameter(torch.zeros(1, n_actions))
+        self.encoder = encoder
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        mean = torch.tanh(self.mu(self.latent(obs.flatten(1))))
+    def forward(self, obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        mean = torch.tanh(self.mu(self.latent(features(self.encoder, obs))))
         low, high = LOG_STD_RANGE
         log_std = low + (high - low) * torch.sigmoid(self.log_std_logit)
         return mean, log_std.expand_as(mean)
@@ -193,15 +196,19 @@ class IQLActor(nn.Module):
 
 class IQLModel(ActorCriticModel):
     """The actor, the critics and their target, and the state value ``value`` (an MLP
-    ``obs -> V``), which the loss ``critic`` moves with the critics."""
+    ``obs -> V``, after ``value_encoder``, its own encoder of a ``Dict``/``Tuple``/``Discrete``
+    observation, when given), which the loss ``critic`` moves with the critics."""
 
-    def __init__(self, *args: Any, value: nn.Module, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, value: nn.Module, value_encoder: nn.Module | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.value_net = value
+        self.value_encoder = value_encoder
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
+    def value(self, obs: Any) -> torch.Tensor:
         """``V(obs)``, one number per row."""
-        return self.value_net(obs.flatten(1)).squeeze(-1)
+        return self.value_net(features(self.value_encoder, obs)).squeeze(-1)
 
     def params_for(self, loss_name: str) -> list[nn.Parameter]:
         if loss_name == "critic":
@@ -215,20 +222,25 @@ def _mean_action(out: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
 
 @layers_from_hidden
 def iql_model(state_space, action_space, dist_class, config, seed):
-    """:class:`IQLActor`, ``n_critics`` critics and their target, a value MLP."""
+    """:class:`IQLActor`, ``n_critics`` critics and their target, a value MLP; each with its
+    own encoder of a ``Dict``/``Tuple``/``Discrete``/... observation space (SAC's rule:
+    ``observation_encoder``; a ``Box`` is flattened, as always)."""
     generator = torch_generator(seed)
-    n_obs = observation_size("iql_model", state_space)
+    encoder = observation_encoder("iql_model", state_space, config, seed)
+    n_obs = observation_size("iql_model", state_space) if encoder is None else encoder.n_features
     n_actions = int(np.prod(action_space.shape))
     hidden = hidden_sizes("iql_model", config["hidden"])
     return IQLModel(
-        IQLActor(n_obs, n_actions, hidden, generator),
+        IQLActor(n_obs, n_actions, hidden, generator, encoder=encoder),
         ContinuousCritic(
-            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator
-        ),
+            n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator,
+            encoder=copy.deepcopy(encoder),
+        ),  # fmt: skip
         actor_target=False,
         critic_target=True,
         deterministic_fn=_mean_action,
         value=mlp([n_obs, *hidden, 1], generator),
+        value_encoder=copy.deepcopy(encoder),
     )
 
 

@@ -18,6 +18,10 @@ from a dataset's observations (an ``rk.Dataset`` or an array); an offline run
 (``rk.run(policy, rk.OfflineEnv(dataset, ...), ...)``) sets them from its dataset at
 PreExperiment unless they are set already (a resumed run keeps its checkpoint's); a gradient
 step before that is refused (``normalize_observations=False`` turns normalisation off).
+A ``Dict``/``Tuple`` observation is normalised key by key: each float ``Box`` key by its own
+columns' mean and standard deviation (what the flattened observation's normaliser does to its
+numbers); ``Discrete``, ``MultiBinary``, ``MultiDiscrete`` and ``uint8`` image keys are left
+as they are (their encoders one-hot or scale them).
 
 Defaults (the paper's and d3rlpy's ``TD3PlusBCConfig``): ``lr`` 3e-4 (actor and critics),
 ``alpha`` 2.5, ``hidden`` (256, 256), ``batch_size`` 256, ``gamma`` 0.99, ``tau`` 0.005,
@@ -43,8 +47,10 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -52,6 +58,12 @@ from ...core.checks import finite_float
 from ...core.dispatch import update
 from ...core.interfaces import AbstractOfflineEnv
 from ...core.stages import PreExperimentStage
+from ...trajectories.structured import (
+    is_structured_space,
+    leading_length,
+    leaf_layout,
+    structured,
+)
 from ..actor_critic import td3
 from ..actor_critic.common import ActorCriticModel, mse
 from ..batch import Batch
@@ -152,18 +164,85 @@ class NormalizedActorCriticModel(ActorCriticModel):
         [[0.0, 2.0]]
     """
 
-    def __init__(self, *args: Any, n_obs: int, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, n_obs: int, leaves: list[tuple[tuple, int]] | None = None,
+        **kwargs: Any,
+    ) -> None:  # fmt: skip
         super().__init__(*args, **kwargs)
         self.register_buffer("obs_mean", torch.zeros(n_obs))
         self.register_buffer("obs_std", torch.ones(n_obs))
         self.register_buffer("obs_fitted", torch.tensor(False))
+        #: a Dict/Tuple observation's normalised keys: (path, numbers), in the buffers' order
+        self.leaves = leaves
 
-    def normalize(self, obs: torch.Tensor) -> torch.Tensor:
-        """``(obs - obs_mean) / obs_std``, flattened to ``(batch, n_obs)``."""
-        return (obs.flatten(1) - self.obs_mean) / self.obs_std
+    def normalize(self, obs: Any) -> Any:
+        """``(obs - obs_mean) / obs_std``, flattened to ``(batch, n_obs)``; a ``Dict``
+        observation (dicts of tensors by key) has its float keys normalised, each of its own
+        shape, the others kept (:func:`normalized_leaves`)."""
+        if self.leaves is None:
+            return (obs.flatten(1) - self.obs_mean) / self.obs_std
+        out, start = _copy_dicts(obs), 0
+        for path, size in self.leaves:
+            parent = out
+            for key in path[:-1]:
+                parent = parent[key]
+            x = parent[path[-1]]
+            mean, std = self.obs_mean[start : start + size], self.obs_std[start : start + size]
+            parent[path[-1]] = ((x.flatten(1) - mean) / std).view(x.shape)
+            start += size
+        return out
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return super().forward(self.normalize(obs))
+
+
+def _copy_dicts(obs: Any) -> Any:
+    """Nested dicts copied (the tensors shared)."""
+    return {k: _copy_dicts(v) for k, v in obs.items()} if isinstance(obs, Mapping) else obs
+
+
+def normalized_leaves(space: Any) -> list[tuple[tuple, int]] | None:
+    """The keys of a ``Dict``/``Tuple`` observation space that TD3+BC normalises, as
+    ``(path, numbers)`` in the space's key order: its float ``Box`` keys (nested too); None
+    for any other space (the whole observation is normalised).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> normalized_leaves(gym.spaces.Dict({"k": gym.spaces.Discrete(3),
+        ...                                    "x": gym.spaces.Box(-1, 1, (2, 2))}))
+        [(('x',), 4)]
+    """
+    if not is_structured_space(space):
+        return None
+    leaves = []
+    for path, sub in space_leaves(space):
+        shape, dtype = leaf_layout(sub)
+        if isinstance(sub, gym.spaces.Box) and dtype.kind == "f":
+            leaves.append((path, int(np.prod(shape))))
+    return leaves
+
+
+def space_leaves(space: Any, prefix: tuple = ()) -> list[tuple[tuple, Any]]:
+    """``(path, space)`` of every non-structured space inside a ``Dict``/``Tuple`` space."""
+    if not is_structured_space(space):
+        return [(prefix, space)]
+    items = space.spaces.items() if isinstance(space, gym.spaces.Dict) else enumerate(space)
+    return [leaf for key, sub in items for leaf in space_leaves(sub, (*prefix, key))]
+
+
+def normalized_columns(observations: Any, leaves: list[tuple[tuple, int]]) -> np.ndarray:
+    """The numbers of a ``Dict`` observation's normalised keys, ``(N, n_obs)`` in the
+    buffers' order (from dicts of arrays by key, one row per observation)."""
+    columns = []
+    for path, _ in leaves:
+        value = observations
+        for key in path:
+            value = value[key]
+        array = np.asarray(value, dtype=np.float64)
+        columns.append(array.reshape(len(array), -1))
+    if not columns:
+        return np.zeros((leading_length(observations), 0))
+    return np.concatenate(columns, axis=1)
 
 
 @layers_from_hidden
@@ -171,13 +250,16 @@ def td3bc_model(state_space, action_space, dist_class, config, seed):
     """TD3's model (:func:`~rlkit.learners.actor_critic.td3.td3_model`: the same networks from
     the same seed) with the observation normaliser's buffers."""
     base = td3.td3_model(state_space, action_space, dist_class, config, seed)
-    model = NormalizedActorCriticModel(
-        base.actor,
-        base.critic,
-        actor_target=True,
-        critic_target=True,
-        n_obs=observation_size("td3bc_model", state_space),
+    leaves = normalized_leaves(state_space)
+    n_obs = (
+        observation_size("td3bc_model", state_space)
+        if leaves is None
+        else sum(size for _, size in leaves)
     )
+    model = NormalizedActorCriticModel(
+        base.actor, base.critic, actor_target=True, critic_target=True, n_obs=n_obs,
+        leaves=leaves,
+    )  # fmt: skip
     return model
 
 
@@ -199,6 +281,15 @@ class TD3BCBase(td3.TD3Base):
         ``observations``) or an array of observations, one row each."""
         owner = type(self).name
         observations = getattr(data, "observations", data)
+        if self.model.leaves is not None:  # a Dict observation: its normalised keys' numbers
+            if not isinstance(observations, Mapping):
+                raise TypeError(
+                    f"{owner}: the policy's observations are dicts by key "
+                    f"({self.state_space}); give the observations as a dict of arrays "
+                    f"by key, got {type(observations).__name__}"
+                )
+            structured(owner, self.state_space, observations)  # the keys, named
+            observations = normalized_columns(observations, self.model.leaves)
         n_obs = int(self.model.obs_mean.numel())
         mean, std = observation_statistics(observations, n_obs, owner)
         with torch.no_grad():

@@ -24,11 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork, q_network
 from ...core.seeding import spawn_seeds
+from ...envs.masks import find_action_masks
 from ...trajectories.controller import InsertSampleRatioController
 from ...trajectories.samplers import BatchSampler, NStepBatchSampler
 from .warmup_explorer import RandomWarmupEpsilonGreedy
@@ -43,6 +45,8 @@ __all__ = [
     "replay_controller",
     "replay_learner_settings",
     "epsilon_explorer",
+    "exposes_action_masks",
+    "keeps_masks",
 ]
 
 
@@ -217,3 +221,63 @@ def epsilon_explorer(
         decay_steps=max(int(p.exploration_fraction * p.total_steps), 1),
         seed=seed,
     )
+
+
+def exposes_action_masks(env: Any) -> bool:
+    """Whether ``env`` reports legal-action masks (the env contract's ``legal_action_mask``),
+    known before its first reset: a ``GymEnv`` whose gymnasium env (or a wrapper of it) has
+    sb3-contrib's ``action_masks()``, a ``VectorGymEnv`` of a registered id whose environment
+    class has it, or any env whose ``legal_action_mask`` is already set (after a reset: how an
+    env that reports ``info["action_mask"]`` is found). An env made with ``use_masking=False``
+    reports none.
+
+    Example:
+        >>> import rlkit as rk
+        >>> exposes_action_masks(rk.GymEnv("rlkit/InvalidActionGrid-v0"))
+        True
+        >>> exposes_action_masks(rk.VectorGymEnv("rlkit/InvalidActionGrid-v0", 2))
+        True
+        >>> exposes_action_masks(rk.GymEnv("CartPole-v1"))
+        False
+    """
+    if not getattr(env, "use_masking", True):
+        return False
+    if getattr(env, "legal_action_mask", None) is not None:
+        return True
+    inner = getattr(env, "env", None)  # GymEnv: the gymnasium env it wraps
+    if isinstance(inner, gym.Env):
+        return find_action_masks(inner) is not None
+    env_id = getattr(env, "id", None)  # VectorGymEnv of a registered id
+    if isinstance(env_id, str):
+        return _registered_masks(env_id)
+    return False
+
+
+def _registered_masks(env_id: str) -> bool:
+    """Whether the class a registered id makes has ``action_masks()`` (without making it)."""
+    from gymnasium.envs.registration import load_env_creator
+
+    try:
+        creator = gym.spec(env_id).entry_point
+        creator = load_env_creator(creator) if isinstance(creator, str) else creator
+    except (gym.error.Error, ImportError, AttributeError, ValueError):
+        return False
+    return callable(getattr(creator, "action_masks", None))
+
+
+def keeps_masks(env: Any, p: Any) -> bool:
+    """Whether a one-liner's replay keeps the next states' legal-action masks (the masked
+    target max): ``p.legal_action_masks`` when it is True or False, else (None, or a recipe's
+    parameters without it) whether ``env`` exposes masks (:func:`exposes_action_masks`).
+
+    Example:
+        >>> import rlkit as rk
+        >>> from rlkit.learners.value_based.dqn_hyperparameters import DQNHyperparameters
+        >>> grid = rk.GymEnv("rlkit/InvalidActionGrid-v0")
+        >>> keeps_masks(grid, DQNHyperparameters()), keeps_masks(
+        ...     grid, DQNHyperparameters(legal_action_masks=False))
+        (True, False)
+    """
+    explicit = getattr(p, "legal_action_masks", None)
+    return exposes_action_masks(env) if explicit is None else bool(explicit)
+

@@ -35,6 +35,7 @@ from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
     epsilon_explorer,
+    keeps_masks,
     q_approximator,
     replay_learner_settings,
 )
@@ -125,11 +126,11 @@ class ValueBasedAgent:
         cls, env: Any, *, seed: int | np.random.SeedSequence = 0, **hyperparameters: Any
     ) -> Agent:
         """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
-        observations of any space an encoder takes, :func:`rlkit.encoder_for`; the
-        distributional ones: ``Box``), inside ``rk.QBasedPolicy`` with its explorer, paired with its
-        replay as an ``rk.Agent``. ``hyperparameters`` override the defaults (an unknown name or
-        a bad value is refused, naming it). ``seed``: a non-negative integer, or a numpy
-        ``SeedSequence`` (its next five children are spawned: :class:`DQNSeeds`)."""
+        observations of any space an encoder takes, :func:`rlkit.encoder_for`), inside
+        ``rk.QBasedPolicy`` with its explorer, paired with its replay as an ``rk.Agent``.
+        ``hyperparameters`` override the defaults (an unknown name or a bad value is refused,
+        naming it). ``seed``: a non-negative integer, or a numpy ``SeedSequence`` (its next
+        five children are spawned: :class:`DQNSeeds`)."""
         hp = cls.hyperparameters.of(cls.name, hyperparameters)
         check_env_spaces(cls.name, env, cls.any_observation)
         if not isinstance(seed, np.random.SeedSequence):
@@ -165,8 +166,13 @@ class ValueBasedAgent:
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> Any:
-        """The replay: ``buffer_size`` transitions, the oldest overwritten."""
-        return CircularArraySARTTrajectory(hp.buffer_size, env.state_space, env.action_space)
+        """The replay: ``buffer_size`` transitions, the oldest overwritten; keeping the next
+        states' legal-action masks when ``env`` exposes them (:func:`.agent_parts.keeps_masks`:
+        ``legal_action_masks=False`` opts out), so the target's max is masked."""
+        return CircularArraySARTTrajectory(
+            hp.buffer_size, env.state_space, env.action_space,
+            legal_action_masks=keeps_masks(env, hp),
+        )  # fmt: skip
 
 
 class DQN(ValueBasedAgent):
@@ -248,7 +254,8 @@ class PrioritizedDQN(ValueBasedAgent):
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps."""
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
+        as :meth:`ValueBasedAgent.replay`)."""
         return PrioritizedCircularArraySARTTrajectory(
             hp.buffer_size,
             env.state_space,
@@ -257,6 +264,7 @@ class PrioritizedDQN(ValueBasedAgent):
             beta=hp.beta,
             beta_end=hp.beta_end,
             beta_steps=max(hp.n_gradient_steps, 1),
+            legal_action_masks=keeps_masks(env, hp),
         )
 
 

@@ -162,7 +162,8 @@ def _is_encoded(model: Any) -> bool:
     from ...approximators.encoders import ENCODERS
 
     first = next(iter(model), None) if isinstance(model, torch.nn.Sequential) else model
-    return isinstance(first, ENCODERS)
+    # an encoder first, or a network holding one (EncodedIQNNetwork)
+    return isinstance(first, ENCODERS) or isinstance(getattr(model, "encoder", None), ENCODERS)
 
 
 def observation_tensor(array: Any, device: torch.device, pixels: bool = False) -> torch.Tensor:

@@ -1,7 +1,9 @@
 """``rk.C51``, ``rk.IQN`` and ``rk.Rainbow``: the distributional learners in one line,
 ``rk.C51.agent(env, seed=0, **hyperparameters)``, built as ``rk.DQN.agent`` (:mod:`.agents`:
 the same seed's children, explorer, replay sampler and controller), each with its own network
-(``rlkit/approximators/distributional.py``) and learner. The recipes of
+(``rlkit/approximators/distributional.py``) and learner. Like ``rk.DQN.agent`` they take
+observations of any space an encoder takes (``Dict``, ``Tuple``, ``Discrete``, ...:
+:func:`rlkit.encoder_for`, the encoder ``q_network`` puts first). The recipes of
 ``experiments/distributional.py`` build their agents through them.
 """
 
@@ -16,6 +18,7 @@ from ...approximators.neural import NeuralNetworkApproximator
 from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
+    keeps_masks,
     network_approximator,
     replay_learner_settings,
 )
@@ -44,7 +47,6 @@ class C51(ValueBasedAgent):
     """
 
     name = "C51"
-    any_observation = False  # their networks take Box observations only
     hyperparameters = C51Hyperparameters
 
     @classmethod
@@ -93,7 +95,6 @@ class IQN(ValueBasedAgent):
     """
 
     name = "IQN"
-    any_observation = False  # their networks take Box observations only
     hyperparameters = IQNHyperparameters
 
     @classmethod
@@ -150,7 +151,6 @@ class Rainbow(ValueBasedAgent):
     """
 
     name = "Rainbow"
-    any_observation = False  # their networks take Box observations only
     hyperparameters = RainbowHyperparameters
 
     @classmethod
@@ -191,7 +191,8 @@ class Rainbow(ValueBasedAgent):
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps."""
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
+        as :meth:`~rlkit.learners.value_based.agents.ValueBasedAgent.replay`)."""
         return PrioritizedCircularArraySARTTrajectory(
             hp.buffer_size,
             env.state_space,
@@ -200,4 +201,5 @@ class Rainbow(ValueBasedAgent):
             beta=hp.beta,
             beta_end=hp.beta_end,
             beta_steps=max(hp.n_gradient_steps, 1),
+            legal_action_masks=keeps_masks(env, hp),
         )

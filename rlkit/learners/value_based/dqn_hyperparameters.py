@@ -68,7 +68,10 @@ class ValueBasedHyperparameters:
     ``learn(total_timesteps)``): epsilon decays over ``exploration_fraction * total_steps``
     steps. ``tau`` is SB3's: 1 is a hard copy every ``target_update_interval`` steps; a
     ``tau`` below 1 (Polyak averaging) needs ``target_update_interval=1``. ``adam_eps`` is
-    Adam's epsilon and ``n_step`` the n of n-step returns.
+    Adam's epsilon and ``n_step`` the n of n-step returns. ``legal_action_masks``: whether the
+    replay keeps the next states' legal-action masks, so that the target's max ranges over the
+    legal actions only (docs/how-to/action-masks.md); None (the default) keeps them when the
+    env exposes masks (``action_masks()`` or ``info["action_mask"]``), False opts out.
 
     Example:
         >>> hp = ValueBasedHyperparameters(total_steps=10_000)
@@ -94,6 +97,7 @@ class ValueBasedHyperparameters:
     adam_eps: float = 1e-8
     n_step: int = 1
     device: str = "cpu"
+    legal_action_masks: bool | None = None
 
     #: Stable-Baselines3's names for ours: an unknown name says which one it meant
     ALIASES: ClassVar[dict[str, str]] = {
@@ -146,6 +150,9 @@ class ValueBasedHyperparameters:
                                 low_open=True)  # fmt: skip
         hidden_sizes(owner, self.hidden)
         checks.instance_of(owner, "device", self.device, str, "a torch device name such as 'cpu'")
+        if self.legal_action_masks is not None:
+            checks.instance_of(owner, "legal_action_masks", self.legal_action_masks, bool,
+                               "True, False or None (from the env)")  # fmt: skip
 
 
 def _check_double_and_compile(owner: str, double: Any, compile: Any) -> None:  # noqa: A002

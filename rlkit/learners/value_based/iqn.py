@@ -55,13 +55,13 @@ def iqn_loss(
         >>> loss.shape, info["target"].tolist()
         (torch.Size([]), [1.0, 1.0, 1.0])
     """
-    state = batch["state"]
-    size = state.shape[0]
+    state, actions = batch["state"], batch["action"]  # a Dict observation: tensors by key
+    size = actions.shape[0]
     generator = policy.generator
     taus = torch.rand((size, policy.n_tau), generator=generator, device=generator.device)
     taus_next = torch.rand((size, policy.n_tau_target), generator=generator,
                            device=generator.device)  # fmt: skip
-    taus, taus_next = taus.to(state.device), taus_next.to(state.device)
+    taus, taus_next = taus.to(actions.device), taus_next.to(actions.device)
     quantiles = model.quantiles(state, taus)  # (B, N, A)
     index = batch["action"].view(-1, 1, 1)
     current = quantiles.gather(2, index.expand(size, policy.n_tau, 1)).squeeze(2)  # (B, N)

@@ -314,10 +314,13 @@ def test_discrete_observations_are_one_hot_encoded(name):
 
 
 @pytest.mark.parametrize("name", ["C51", "IQN", "Rainbow"])
-def test_distributional_agents_refuse_discrete_observations_naming_the_space(name):
-    match = rf"{name}: needs a Box observation space .* Discrete\(48\)"
-    with pytest.raises(TypeError, match=match):
-        getattr(rk, name).agent(rk.GymEnv("CliffWalking-v1"))
+def test_distributional_agents_take_discrete_observations_and_refuse_text(name):
+    agent = getattr(rk, name).agent(rk.GymEnv("CliffWalking-v1"))  # one-hot encoded
+    assert agent.policy.learner.model(torch.tensor([0.0, 47.0])).shape[0] == 2
+    text = types.SimpleNamespace(state_space=gym.spaces.Text(4),
+                                 action_space=gym.spaces.Discrete(2))  # fmt: skip
+    with pytest.raises(TypeError, match=r"encoder_for: no encoder for the observation space Text"):
+        getattr(rk, name).agent(text)
 
 
 def test_image_observations_are_refused():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -150,4 +151,10 @@ def test_bad_input_is_refused_at_construction():
         rk.IQNLearner(iqn, kappa=0.0, **kw)
     with pytest.raises(TypeError, match="iqn_network: state_space must be a gymnasium Box of "
                                         "flat observations"):  # fmt: skip
-        iqn_network(rk.GymEnv("CliffWalking-v1").state_space, env.action_space)
+        iqn_network(gym.spaces.Box(-1, 1, (2, 3)), env.action_space)
+    with pytest.raises(TypeError, match="iqn_network: encoder_for: no encoder for the "
+                                        "observation space Text"):  # fmt: skip
+        iqn_network(gym.spaces.Text(5), env.action_space)
+    # a Discrete observation space is one-hot encoded (rlkit/approximators/encoders)
+    assert type(iqn_network(rk.GymEnv("CliffWalking-v1").state_space,
+                            env.action_space)).__name__ == "EncodedIQNNetwork"  # fmt: skip
