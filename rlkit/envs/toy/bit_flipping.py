@@ -1,5 +1,5 @@
 """The bit-flipping task (Andrychowicz et al. 2017, "Hindsight Experience Replay"): the goal
-environment of the HER recipes (docs/how-to/structured-observations.md)."""
+environment of the HER recipes (docs/how-to/observations.md)."""
 
 from __future__ import annotations
 

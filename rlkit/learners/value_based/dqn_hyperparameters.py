@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...core import checks
+from ...trajectories.her import HER
 from ..hyperparameters import hidden_sizes
 
 __all__ = [
@@ -94,6 +95,9 @@ class ValueBasedHyperparameters:
     adam_eps: float = 1e-8
     n_step: int = 1
     device: str = "cpu"
+    #: hindsight experience replay: an ``rk.HER(strategy, n_sampled_goal)`` whose strategy and
+    #: ratio the agent's sampler takes (None: uniform replay; docs/how-to/observations.md)
+    her: Any = None
 
     #: Stable-Baselines3's names for ours: an unknown name says which one it meant
     ALIASES: ClassVar[dict[str, str]] = {
@@ -146,6 +150,19 @@ class ValueBasedHyperparameters:
                                 low_open=True)  # fmt: skip
         hidden_sizes(owner, self.hidden)
         checks.instance_of(owner, "device", self.device, str, "a torch device name such as 'cpu'")
+        _check_her(owner, self.her, self.n_step)
+
+
+def _check_her(owner: str, her: Any, n_step: int) -> None:
+    """``her`` is None or an ``rk.HER``, and then ``n_step`` is 1."""
+    if her is None:
+        return
+    checks.instance_of(owner, "her", her, HER, "None or an rk.HER(strategy, n_sampled_goal)")
+    if n_step != 1:
+        raise ValueError(
+            f"{owner}: her={her!r} relabels one-step transitions, so n_step must be 1, got "
+            f"n_step={n_step!r}"
+        )
 
 
 def _check_double_and_compile(owner: str, double: Any, compile: Any) -> None:  # noqa: A002
