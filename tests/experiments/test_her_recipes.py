@@ -1,0 +1,51 @@
+"""The HER recipe learns: DQN with hindsight relabelling solves 15-bit flipping within the
+recipe's 20k steps (greedy success >= 0.9 over 100 episodes) where the same DQN without HER,
+same budget and seed, stays near 0 (measured: 1.00 and 0.00 on seed 0); the recipe's
+parameters are checked by name."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import rlkit as rk
+from rlkit.experiments.her import HERDQN_BITFLIPPING, success_rate
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def learned_success(**overrides) -> float:
+    torch.set_num_threads(1)
+    experiment = rk.make_experiment("HERDQN_BitFlipping", 0, **overrides)
+    experiment.run()
+    return success_rate(experiment.policy, n_bits=15, n_episodes=100, seed=0)
+
+
+@pytest.mark.slow
+def test_her_dqn_solves_15_bit_flipping():
+    assert HERDQN_BITFLIPPING.n_bits == 15 and HERDQN_BITFLIPPING.total_steps == 20_000
+    assert learned_success() >= 0.9
+
+
+@pytest.mark.slow
+def test_dqn_without_her_stays_near_zero_in_the_same_budget():
+    assert learned_success(her=False) <= 0.1
+
+
+def test_bad_recipe_parameters_are_named():
+    with pytest.raises(ValueError, match="HER: strategy must be one of"):
+        rk.make_experiment("HERDQN_BitFlipping", 0, strategy="later")
+    with pytest.raises(ValueError, match="HERDQN_BitFlipping: n_bits must be a positive"):
+        rk.make_experiment("HERDQN_BitFlipping", 0, n_bits=0)
+
+
+def test_one_liner_refuses_her_with_n_step_or_prioritized_replay():
+    env = rk.GymEnv("rlkit/BitFlipping-v0", n_bits=4)
+    with pytest.raises(ValueError, match="DQN: her=HER.* n_step must be 1, got n_step=3"):
+        rk.DQN.agent(env, her=rk.HER(), n_step=3)
+    with pytest.raises(ValueError, match="PrioritizedDQN: her=HER.*cannot sample a prioritized"):
+        rk.PrioritizedDQN.agent(env, her=rk.HER())
+    with pytest.raises(TypeError, match="DQN: her must be None or an rk.HER"):
+        rk.DQN.agent(env, her="future")
+    with pytest.raises(ValueError, match="'CartPole-v1' has observations with keys none"):
+        rk.DQN.agent(rk.GymEnv("CartPole-v1"), her=rk.HER())
