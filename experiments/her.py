@@ -2,8 +2,8 @@
 the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flipping`).
 
 * ``HERDQN_BitFlipping`` (issue 30's ``HER_DQN_BitFlipping``: the registry's names read
-  ``Method_Environment``, one underscore): 15 bits (the HER paper's task that DQN alone does not solve: the
-  reward is -1 until every bit equals the goal), DQN built by the one-liner
+  ``Method_Environment``, one underscore): 15 bits (the HER paper's task that DQN alone does
+  not solve: the reward is -1 until every bit equals the goal), DQN built by the one-liner
   ``rk.DQN.agent(env, her=rk.HER("future", 4), ...)``: one hidden layer of 256 (the HER
   paper's), Adam 1e-3, batch 256, replay 100k, learning from 1,000 steps, one gradient step per
   step, gamma 0.98 (the paper's), target synced every 1,000 steps, epsilon 1 -> 0.05 over the
