@@ -19,7 +19,9 @@ the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flippi
   ``rk.SAC.agent(env, her=rk.HER("future", 4), ...)``: MLPs 64-64, Adam 1e-3, batch 256,
   replay 100k, learning from 1,000 steps, gamma 0.95, tau 0.005, the entropy coefficient
   learned (SB3's defaults otherwise), 6k steps; ``--set her=false``: the same SAC without
-  relabelling. A smaller claim than the DQN recipe's 15 bits, sized to a short test.
+  relabelling. A smaller claim than the DQN recipe's 15 bits, sized to a short test: it shows
+  that HER works with SAC, not that SAC needs it there (plain SAC also solves 8 bits in 6k
+  steps, greedy success 1.00 on seed 0).
 
 A greedy success rate (the fraction of episodes that reach the goal) is the return above
 ``-n_bits``: :func:`success_rate`.

@@ -1,8 +1,9 @@
 """The HER recipes learn: DQN with hindsight relabelling solves 15-bit flipping within the
 recipe's 20k steps (greedy success >= 0.9 over 100 episodes) where the same DQN without HER,
 same budget and seed, stays near 0 (measured: 1.00 and 0.00 on seed 0); SAC with HER solves
-8-bit flipping with continuous actions in 6k steps; the recipes' parameters are checked by
-name."""
+8-bit flipping with continuous actions in 6k steps (measured 1.00; there is no contrast test
+for SAC: plain SAC also solves 8 bits in that budget, measured 1.00); the recipes' parameters
+are checked by name."""
 
 from __future__ import annotations
 
@@ -45,11 +46,6 @@ def sac_success(**overrides) -> float:
 def test_her_sac_solves_8_bit_flipping_with_continuous_actions():
     assert HERSAC_BITFLIPPING.n_bits == 8 and HERSAC_BITFLIPPING.total_steps == 6000
     assert sac_success() >= 0.9
-
-
-@pytest.mark.slow
-def test_sac_without_her_does_not_in_the_same_budget():
-    assert sac_success(her=False) <= 0.1
 
 
 def test_bad_recipe_parameters_are_named():
