@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from rlkit.experiments.her import HERDQN_BITFLIPPING, HERSAC_BITFLIPPING, success_rate
 
 import rlkit as rk
-from rlkit.experiments.her import HERDQN_BITFLIPPING, HERSAC_BITFLIPPING, success_rate
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
