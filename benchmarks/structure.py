@@ -1,8 +1,8 @@
 """Structured observations, goals, masks and memory (issue 30): rlkit against Stable-Baselines3
 and sb3-contrib in the same process on the same settings, one torch thread.
 
-Parts (``--part``; the others of the issue, ``her``, ``recurrent`` and ``dict``, are added here
-as they land):
+Parts (``--part``; the others of the issue, ``recurrent`` and ``dict``, are added here as they
+land):
 
 * ``masks``: ``PPO_InvalidActionGrid`` (experiments/masks.py: ``rlkit/InvalidActionGrid-v0``,
   4 envs, n_steps 128, batch 64, 4 epochs, Adam 3e-4, gamma 0.99, gae_lambda 0.95, ent_coef
@@ -15,9 +15,20 @@ as they land):
   time, and rlkit / MaskablePPO ratios of greedy return, of wall time and of CPU time (the
   process's, less sensitive than wall time to other work on a shared machine).
 
+* ``her``: ``HERDQN_BitFlipping`` (experiments/her.py: DQN with ``rk.HER("future", 4)`` on
+  ``rlkit/BitFlipping-v0`` with 15 bits, MLP 256, Adam 1e-3, batch 256, replay 100k, learning
+  from 1,000 steps, train_freq 1, gradient_steps 1, gamma 0.98, target synced every 1,000
+  steps, epsilon 1 -> 0.05 over 10% of the run, max_grad_norm 10, ``--steps`` steps, default
+  20k) for each seed, the same DQN without HER (``her=False``), and Stable-Baselines3's
+  ``DQN`` with ``HerReplayBuffer`` (``n_sampled_goal=4``, ``"future"``) with the same settings
+  on the same env (``gym.make("rlkit/BitFlipping-v0", n_bits=15)``, its own seeding). Reported:
+  the greedy success rate over 100 episodes on a separate env, training wall and CPU time, and
+  the rlkit / SB3 ratios.
+
 Usage::
 
     python benchmarks/structure.py --part masks [--seeds 3] [--steps 50000] [--no-sb3]
+    python benchmarks/structure.py --part her [--seeds 3] [--steps 20000] [--no-sb3]
 """
 
 from __future__ import annotations
@@ -121,8 +132,9 @@ def _steps(value: int | None) -> str:
     return "not reached" if value is None else f"{value:,}"
 
 
-def masks(seeds: int, steps: int, sb3: bool) -> None:
+def masks(seeds: int, steps: int | None, sb3: bool) -> None:
     """The ``masks`` part (module docstring)."""
+    steps = 50_000 if steps is None else steps
     print(f"masks: PPO_InvalidActionGrid, {steps:,} steps, threshold {_threshold()} (mean of "
           f"the last {WINDOW} training episodes), torch {torch.__version__}, "
           f"{platform.machine()}, 1 torch thread")  # fmt: skip
@@ -165,14 +177,111 @@ def masks(seeds: int, steps: int, sb3: bool) -> None:
               f"(mean of the seeds; target <= 0.7)")  # fmt: skip
 
 
-PARTS = {"masks": masks}
+# ---- her ----
+BITS = 15
+
+
+def _success(returns: Any) -> float:
+    return float(np.mean(np.asarray(returns) > -BITS))
+
+
+def rlkit_her_dqn(seed: int, steps: int, her: bool) -> dict[str, Any]:
+    """rlkit's HERDQN_BitFlipping run (with or without HER): greedy success, time."""
+    from rlkit.experiments.her import success_rate
+
+    experiment = rk.make_experiment("HERDQN_BitFlipping", seed, total_steps=steps, her=her)
+    start, cpu = time.perf_counter(), time.process_time()
+    rk.run(experiment)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    success = success_rate(experiment.policy, BITS, n_episodes=100, seed=123)
+    return {"success": success, "seconds": seconds, "cpu": cpu}
+
+
+def sb3_her_dqn(seed: int, steps: int) -> dict[str, Any] | None:
+    """Stable-Baselines3's DQN with HerReplayBuffer, the recipe's settings (None: not
+    installed)."""
+    try:
+        from stable_baselines3 import DQN, HerReplayBuffer
+    except ImportError:
+        return None
+    from rlkit.experiments.her import HERDQN_BITFLIPPING as p
+
+    env = gym.make("rlkit/BitFlipping-v0", n_bits=BITS)
+    model = DQN(
+        "MultiInputPolicy", env, learning_rate=p.lr, buffer_size=p.buffer_size,
+        learning_starts=p.learning_starts, batch_size=p.batch_size, tau=1.0, gamma=p.gamma,
+        train_freq=p.train_freq, gradient_steps=p.gradient_steps,
+        target_update_interval=p.target_update_interval,
+        exploration_fraction=p.exploration_fraction,
+        exploration_initial_eps=p.exploration_initial_eps,
+        exploration_final_eps=p.exploration_final_eps, max_grad_norm=p.max_grad_norm,
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"n_sampled_goal": p.n_sampled_goal,
+                              "goal_selection_strategy": p.strategy},
+        policy_kwargs={"net_arch": list(p.hidden)}, seed=seed, device="cpu",
+    )  # fmt: skip
+    start, cpu = time.perf_counter(), time.process_time()
+    model.learn(steps)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    eval_env = gym.make("rlkit/BitFlipping-v0", n_bits=BITS)
+    returns = []
+    for episode in range(100):
+        obs, _ = eval_env.reset(seed=123 + episode)
+        total, done = 0.0, False
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, reward, terminated, truncated, _ = eval_env.step(int(action))
+            total += float(reward)
+            done = terminated or truncated
+        returns.append(total)
+    return {"success": _success(returns), "seconds": seconds, "cpu": cpu}
+
+
+def her(seeds: int, steps: int, sb3: bool) -> None:
+    """The ``her`` part (module docstring)."""
+    import stable_baselines3
+
+    steps = 20_000 if steps is None else steps
+    print(f"her: HERDQN_BitFlipping, {BITS} bits, {steps:,} steps, greedy success over 100 "
+          f"episodes, torch {torch.__version__}, stable-baselines3 "
+          f"{stable_baselines3.__version__}, {platform.machine()}, 1 torch thread")  # fmt: skip
+    print("| seed | rlkit HER: success | time (s) | CPU (s) | rlkit no HER: success | SB3 HER: "
+          "success | time (s) | CPU (s) | time rlkit / SB3 | CPU time rlkit / SB3 |")
+    print("|---:" * 10 + "|")
+    rows = []
+    for seed in range(seeds):
+        ours = rlkit_her_dqn(seed, steps, True)
+        plain = rlkit_her_dqn(seed, steps, False)
+        peer = sb3_her_dqn(seed, steps) if sb3 else None
+        rows.append((ours, plain, peer))
+        peer_text = (
+            " n/a | n/a | n/a | n/a | n/a"
+            if peer is None
+            else f" {peer['success']:.2f} | {peer['seconds']:.1f} | {peer['cpu']:.1f} | "
+            f"{ours['seconds'] / peer['seconds']:.2f} | {ours['cpu'] / peer['cpu']:.2f}"
+        )
+        print(
+            f"| {seed} | {ours['success']:.2f} | {ours['seconds']:.1f} | {ours['cpu']:.1f} | "
+            f"{plain['success']:.2f} |{peer_text} |",
+            flush=True,
+        )
+    if all(p is not None for *_, p in rows):
+        at_least = sum(o["success"] >= p["success"] for o, _, p in rows)
+        cpu = [o["cpu"] / p["cpu"] for o, _, p in rows]
+        wall = [o["seconds"] / p["seconds"] for o, _, p in rows]
+        print(f"success >= SB3's on {at_least} of {seeds} seeds; rlkit / SB3: wall time "
+              f"{np.mean(wall):.2f}, CPU time {np.mean(cpu):.2f} (mean of the seeds; target "
+              f"<= 0.7)")  # fmt: skip
+
+
+PARTS = {"masks": masks, "her": her}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=sorted(PARTS), required=True)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--steps", type=int, default=None, help="default: 50k masks, 20k her")
     parser.add_argument("--no-sb3", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - registration happens at import
     distributional,
     dqn,
     games,
+    her,
     images,
     masks,
     model_based,

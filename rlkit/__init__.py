@@ -131,6 +131,7 @@ _LAZY: dict[str, str] = {
     "MazeEnv": "rlkit.envs.toy.maze",
     "RandomWalk1000Env": "rlkit.envs.toy.random_walk_1000",
     "ShortCorridorEnv": "rlkit.envs.toy.short_corridor",
+    "BitFlippingEnv": "rlkit.envs.toy.bit_flipping",
     # small two-player games (PettingZoo AEC) and their exact solvers (docs/how-to/game-solvers.md)
     "KuhnPokerEnv": "rlkit.envs.games.kuhn_poker",
     "LeducPokerEnv": "rlkit.envs.games.leduc_poker",
@@ -222,6 +223,7 @@ _LAZY: dict[str, str] = {
     "FrameStackReplay": "rlkit.trajectories.frame_stack",
     "PrioritizedCircularArraySARTTrajectory": "rlkit.trajectories.prioritized",
     "BatchSampler": "rlkit.trajectories.samplers",
+    "HER": "rlkit.trajectories.her",
     "NStepBatchSampler": "rlkit.trajectories.samplers",
     "InsertSampleRatioController": "rlkit.trajectories.controller",
     "RolloutTrajectory": "rlkit.trajectories.rollout",

@@ -21,6 +21,10 @@ PLANNERS = {"PETS_Pendulum"}
 #: recipes of recurrent policies, which rk.save refuses (an artifact holds no hidden state; the
 #: refusal is tested in tests/learners/policy_gradient/test_recurrent.py)
 RECURRENT = {"RecurrentPPO_CartPoleNoVel", "RecurrentPPO_PendulumNoVel"}
+#: recipes of goal-conditioned envs (Dict observations): rk.save cannot describe their
+#: networks' Dict encoder (rlkit/approximators/encoders/combined.py) yet, and refuses them
+#: naming it (rlkit/deploy/networks.py)
+DICT_OBSERVATIONS = {"HERDQN_BitFlipping", "HERSAC_BitFlipping"}
 
 
 def deep_recipes() -> list[str]:
@@ -36,6 +40,7 @@ def deep_recipes() -> list[str]:
         and not _multiagent(name)
         and name not in PLANNERS
         and name not in RECURRENT
+        and name not in DICT_OBSERVATIONS
     ]
 
 

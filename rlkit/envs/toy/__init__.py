@@ -14,6 +14,8 @@ _ENVS = {
     "rlkit/GamblersProblem-v0": "rlkit.envs.toy.gamblers_problem:GamblersProblemEnv",
     "rlkit/RandomWalk1000-v0": "rlkit.envs.toy.random_walk_1000:RandomWalk1000Env",
     "rlkit/ShortCorridor-v0": "rlkit.envs.toy.short_corridor:ShortCorridorEnv",
+    # goal-conditioned (hindsight experience replay, rk.HER); truncated after n_bits steps
+    "rlkit/BitFlipping-v0": "rlkit.envs.toy.bit_flipping:BitFlippingEnv",
 }
 # registered with a time limit (an episode that wastes its steps ends)
 if "rlkit/InvalidActionGrid-v0" not in registry:

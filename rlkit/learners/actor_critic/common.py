@@ -74,6 +74,7 @@ from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
+from ...trajectories.her import HER
 from ...trajectories.structured import leading_length, map_leaves
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
@@ -348,13 +349,29 @@ class OffPolicyActorCritic(BuiltPolicy):
         return f"{type(self).name}({self.action_space})"
 
     @classmethod
-    def agent(cls, env: Any, *, seed: int = 0, **config: Any) -> Agent:
-        """A new policy for ``env`` and the replay it learns from, as an ``rk.Agent``."""
+    def agent(cls, env: Any, *, seed: int = 0, her: HER | None = None, **config: Any) -> Agent:
+        """A new policy for ``env`` and the replay it learns from, as an ``rk.Agent``;
+        ``her=rk.HER(strategy, n_sampled_goal)``: its batches are drawn by a HER sampler of
+        that strategy and ratio (``batch_size`` transitions, seeded from ``seed``) relabelling
+        goals with ``env``'s ``compute_reward`` (docs/how-to/observations.md)."""
+        if her is not None and not isinstance(her, HER):
+            raise ArgumentTypeError(
+                f"{cls.name}: her must be None or an rk.HER(strategy, n_sampled_goal), got "
+                f"{her!r}"
+            )
         policy = cls(env, seed=seed, **config)
         replay = CircularArraySARTTrajectory(
             policy.config["buffer_size"], env.state_space, env.action_space
         )
+        if her is not None:  # its own generator: a child of the replay-sampling seed
+            her_seed = policy.seeds["shuffle"].spawn(1)[0]
+            policy.her = her.configured(
+                batch_size=policy.config["batch_size"], seed=her_seed, env=env
+            )
         return Agent(policy, replay)
+
+    #: the HER sampler that draws the replay batches (``agent(env, her=...)``), else None
+    her: HER | None = None
 
     # ---- acting ----
     def explore(self, obs: torch.Tensor) -> torch.Tensor:
@@ -462,6 +479,12 @@ class OffPolicyActorCritic(BuiltPolicy):
             yield self._replay_batch(replay)
 
     def _replay_batch(self, replay: CircularArraySARTTrajectory) -> Batch:
+        if self.her is not None:  # relabelled goals (rlkit/trajectories/her.py)
+            s = self.her.sample(replay)
+            return self._as_batch(
+                s["state"], s["action"], s["reward"], s["terminal"], s["next_state"],
+                "the HER batch",
+            )  # fmt: skip
         n = len(replay)
         indices = self.rng.integers(n, size=self.config["batch_size"])
         oldest = replay.head - n
@@ -584,6 +607,7 @@ class OffPolicyActorCritic(BuiltPolicy):
             "steps": self.steps,
             "updates": self.updates,
             "gradient_steps": self.gradient_steps,
+            **({} if self.her is None else {"her": self.her.state_dict()}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -598,6 +622,13 @@ class OffPolicyActorCritic(BuiltPolicy):
             )
         if (state["noise"] is None) != (self.noise is None):
             raise ValueError(f"{owner}: checkpoint and policy disagree on having action noise")
+        if ("her" in state) != (self.her is not None):
+            raise ValueError(
+                f"{owner}: the checkpoint {'has' if 'her' in state else 'has no'} HER sampler, "
+                f"this policy {'has' if self.her is not None else 'has none'} (her=)"
+            )
+        if self.her is not None:
+            self.her.load_state_dict(state["her"])
         self.model.load_state_dict(state["model"])
         for name, opt in self.optimizer.items():
             opt.load_state_dict(state["optimizers"][name])

@@ -31,6 +31,7 @@ from ...core.checks import non_negative_int
 from ...policies.agent import Agent
 from ...policies.q_based import QBasedPolicy
 from ...trajectories.circular import CircularArraySARTTrajectory
+from ...trajectories.her import HER
 from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
@@ -49,7 +50,7 @@ from .dqn_hyperparameters import (
 from .prioritized import PrioritizedDQNLearner
 from .qr_dqn import QRDQNLearner
 
-__all__ = ["ValueBasedAgent", "DQN", "QRDQN", "PrioritizedDQN", "check_env_spaces"]
+__all__ = ["ValueBasedAgent", "DQN", "QRDQN", "PrioritizedDQN", "check_env_spaces", "her_sampler"]
 
 
 def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> None:
@@ -89,6 +90,26 @@ def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> Non
             f"{owner}: the observation space {space} holds images; the one-line agents build an "
             f"MLP, for images use the image recipes (experiments/images.py, a CNN)"
         )
+
+
+def her_sampler(owner: str, hp: Any, seed: np.random.SeedSequence, env: Any, replay: Any) -> HER:
+    """``hp.her``'s strategy and ratio with ``hp.batch_size`` and ``seed``, relabelling with
+    ``env``'s ``compute_reward``; a prioritized ``replay`` is refused (HER draws uniformly).
+
+    Example:
+        >>> import rlkit as rk
+        >>> from rlkit.learners.value_based.dqn_hyperparameters import DQNHyperparameters
+        >>> env = rk.GymEnv("rlkit/BitFlipping-v0", n_bits=4)
+        >>> hp = DQNHyperparameters(her=rk.HER("final", 2), batch_size=64)
+        >>> her_sampler("DQN", hp, DQNSeeds.of(0).sampler, env, None)
+        HER(strategy='final', n_sampled_goal=2, batch_size=64)
+    """
+    if isinstance(replay, PrioritizedCircularArraySARTTrajectory):
+        raise ValueError(
+            f"{owner}: her={hp.her!r} draws transitions uniformly and cannot sample a "
+            f"prioritized replay; use rk.DQN or rk.QRDQN"
+        )
+    return hp.her.configured(batch_size=hp.batch_size, seed=seed, env=env)
 
 
 class ValueBasedAgent:
@@ -137,8 +158,11 @@ class ValueBasedAgent:
             seed = non_negative_int(cls.name, "seed", seed)
         seeds = DQNSeeds.of(seed)
         learner = cls.build_learner(env, hp, seeds)
+        replay = cls.replay(env, hp)
+        if hp.her is not None:  # hindsight relabelling: the sampler, seeded as the one it replaces
+            learner.sampler = her_sampler(cls.name, hp, seeds.sampler, env, replay)
         policy = QBasedPolicy(learner, epsilon_explorer(hp, seeds.explorer))
-        return Agent(policy, cls.replay(env, hp))
+        return Agent(policy, replay)
 
     @classmethod
     def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> Any:

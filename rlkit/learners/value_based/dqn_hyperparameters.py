@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...core import checks
+from ...trajectories.her import HER
 from ..hyperparameters import hidden_sizes
 
 __all__ = [
@@ -98,6 +99,9 @@ class ValueBasedHyperparameters:
     n_step: int = 1
     device: str = "cpu"
     legal_action_masks: bool | None = None
+    #: hindsight experience replay: an ``rk.HER(strategy, n_sampled_goal)`` whose strategy and
+    #: ratio the agent's sampler takes (None: uniform replay; docs/how-to/observations.md)
+    her: Any = None
 
     #: Stable-Baselines3's names for ours: an unknown name says which one it meant
     ALIASES: ClassVar[dict[str, str]] = {
@@ -153,6 +157,19 @@ class ValueBasedHyperparameters:
         if self.legal_action_masks is not None:
             checks.instance_of(owner, "legal_action_masks", self.legal_action_masks, bool,
                                "True, False or None (from the env)")  # fmt: skip
+        _check_her(owner, self.her, self.n_step)
+
+
+def _check_her(owner: str, her: Any, n_step: int) -> None:
+    """``her`` is None or an ``rk.HER``, and then ``n_step`` is 1."""
+    if her is None:
+        return
+    checks.instance_of(owner, "her", her, HER, "None or an rk.HER(strategy, n_sampled_goal)")
+    if n_step != 1:
+        raise ValueError(
+            f"{owner}: her={her!r} relabels one-step transitions, so n_step must be 1, got "
+            f"n_step={n_step!r}"
+        )
 
 
 def _check_double_and_compile(owner: str, double: Any, compile: Any) -> None:  # noqa: A002
