@@ -15,7 +15,7 @@ land):
   time, and rlkit / MaskablePPO ratios of greedy return, of wall time and of CPU time (the
   process's, less sensitive than wall time to other work on a shared machine).
 
-* ``her``: ``HERDQN_BitFlipping`` (experiments/her.py: DQN with ``rk.HER("future", 4)`` on
+* ``her``: ``HER_DQN_BitFlipping`` (experiments/her.py: DQN with ``rk.HER("future", 4)`` on
   ``rlkit/BitFlipping-v0`` with 15 bits, MLP 256, Adam 1e-3, batch 256, replay 100k, learning
   from 1,000 steps, train_freq 1, gradient_steps 1, gamma 0.98, target synced every 1,000
   steps, epsilon 1 -> 0.05 over 10% of the run, max_grad_norm 10, ``--steps`` steps, default
@@ -186,10 +186,10 @@ def _success(returns: Any) -> float:
 
 
 def rlkit_her_dqn(seed: int, steps: int, her: bool) -> dict[str, Any]:
-    """rlkit's HERDQN_BitFlipping run (with or without HER): greedy success, time."""
+    """rlkit's HER_DQN_BitFlipping run (with or without HER): greedy success, time."""
     from rlkit.experiments.her import success_rate
 
-    experiment = rk.make_experiment("HERDQN_BitFlipping", seed, total_steps=steps, her=her)
+    experiment = rk.make_experiment("HER_DQN_BitFlipping", seed, total_steps=steps, her=her)
     start, cpu = time.perf_counter(), time.process_time()
     rk.run(experiment)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -242,7 +242,7 @@ def her(seeds: int, steps: int, sb3: bool) -> None:
     import stable_baselines3
 
     steps = 20_000 if steps is None else steps
-    print(f"her: HERDQN_BitFlipping, {BITS} bits, {steps:,} steps, greedy success over 100 "
+    print(f"her: HER_DQN_BitFlipping, {BITS} bits, {steps:,} steps, greedy success over 100 "
           f"episodes, torch {torch.__version__}, stable-baselines3 "
           f"{stable_baselines3.__version__}, {platform.machine()}, 1 torch thread")  # fmt: skip
     print("| seed | rlkit HER: success | time (s) | CPU (s) | rlkit no HER: success | SB3 HER: "

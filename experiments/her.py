@@ -1,8 +1,7 @@
 """Hindsight experience replay recipes (docs/how-to/observations.md): DQN with ``rk.HER`` on
 the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flipping`).
 
-* ``HERDQN_BitFlipping`` (issue 30's ``HER_DQN_BitFlipping``: the registry's names read
-  ``Method_Environment``, one underscore): 15 bits (the HER paper's task that DQN alone does
+* ``HER_DQN_BitFlipping``: 15 bits (the HER paper's task that DQN alone does
   not solve: the reward is -1 until every bit equals the goal), DQN built by the one-liner
   ``rk.DQN.agent(env, her=rk.HER("future", 4), ...)``: one hidden layer of 256 (the HER
   paper's), Adam 1e-3, batch 256, replay 100k, learning from 1,000 steps, one gradient step per
@@ -13,7 +12,7 @@ the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flippi
   and 40 optimisation steps; from Stable-Baselines3's ``HerReplayBuffer``: none in the sampling
   (``future`` goals, ratio 4/5, complete episodes only, stored ``terminal``).
 
-* ``HERSAC_BitFlipping`` (issue 30's ``HER_SAC_BitFlipping``): SAC with ``rk.HER("future", 4)``
+* ``HER_SAC_BitFlipping``: SAC with ``rk.HER("future", 4)``
   on the continuous bit-flipping task (``continuous=True``: ``Box(-1, 1, (n_bits,))`` actions,
   a bit flips where its action is above 0), 8 bits, built by
   ``rk.SAC.agent(env, her=rk.HER("future", 4), ...)``: MLPs 64-64, Adam 1e-3, batch 256,
@@ -166,7 +165,7 @@ def success_rate(
 
 
 @rk.experiment
-def HERDQN_BitFlipping(
+def HER_DQN_BitFlipping(
     seed: int = 0, p: HERDQNParams = HERDQN_BITFLIPPING
 ) -> rk.Experiment:
     """DQN with hindsight experience replay on 15-bit flipping (``her=false``: plain DQN)."""
@@ -178,18 +177,18 @@ def HERDQN_BitFlipping(
         env=env,
         stop_condition=rk.StopAfterNSteps(p.total_steps),
         hook=rk.TotalRewardPerEpisode(),
-        description=(HERDQN_BitFlipping.__doc__ or "").strip(),
+        description=(HER_DQN_BitFlipping.__doc__ or "").strip(),
         threads=1,
     )
 
 
 @rk.experiment
-def HERSAC_BitFlipping(
+def HER_SAC_BitFlipping(
     seed: int = 0, p: HERSACParams = HERSAC_BITFLIPPING
 ) -> rk.Experiment:
     """SAC with hindsight experience replay on 8-bit flipping with continuous actions
     (``her=false``: plain SAC)."""
-    p.check("HERSAC_BitFlipping")
+    p.check("HER_SAC_BitFlipping")
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = bit_flipping_env(p.n_bits, env_seed, p.n_envs, continuous=True)
     her = rk.HER(p.strategy, p.n_sampled_goal) if p.her else None
@@ -202,6 +201,6 @@ def HERSAC_BitFlipping(
         env=env,
         stop_condition=rk.StopAfterNSteps(p.total_steps),
         hook=rk.TotalRewardPerEpisode(),
-        description=(HERSAC_BitFlipping.__doc__ or "").strip(),
+        description=(HER_SAC_BitFlipping.__doc__ or "").strip(),
         threads=1,
     )

@@ -24,7 +24,7 @@ RECURRENT = {"RecurrentPPO_CartPoleNoVel", "RecurrentPPO_PendulumNoVel"}
 #: recipes of goal-conditioned envs (Dict observations): rk.save cannot describe their
 #: networks' Dict encoder (rlkit/approximators/encoders/combined.py) yet, and refuses them
 #: naming it (rlkit/deploy/networks.py)
-DICT_OBSERVATIONS = {"HERDQN_BitFlipping", "HERSAC_BitFlipping"}
+DICT_OBSERVATIONS = {"HER_DQN_BitFlipping", "HER_SAC_BitFlipping"}
 
 
 def deep_recipes() -> list[str]:

@@ -143,15 +143,16 @@ SPACES: dict[str, Callable[[Any], dict[str, Any]]] = {
 
 
 def space_for(recipe: str) -> Callable[[Any], dict[str, Any]]:
-    """The search space of ``recipe`` (by its algorithm, the part of its name before ``_``), or
+    """The search space of ``recipe`` (by its algorithm: the part of its name before the last
+    ``_``, or that part's last word, as ``DQN`` of ``HER_DQN_BitFlipping``), or
     ``ValueError`` listing the algorithms that have one.
 
     Example:
         >>> space_for("PPO_CartPole").__name__
         'sample_ppo'
     """
-    algorithm = recipe.split("_", 1)[0]
-    space = SPACES.get(algorithm)
+    algorithm = recipe.rsplit("_", 1)[0]
+    space = SPACES.get(algorithm) or SPACES.get(algorithm.rsplit("_", 1)[-1])
     if space is None:
         raise ValueError(
             f"rlkit tune: no search space for {recipe!r} (algorithm {algorithm!r}); search "

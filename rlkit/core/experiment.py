@@ -45,7 +45,9 @@ __all__ = [
     "UnknownExperimentError",
 ]
 
-_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*_[A-Z][A-Za-z0-9]*$")
+#: ``Method_Environment``, the method optionally after an all-capitals modifier
+#: (``HER_DQN_BitFlipping``: DQN with hindsight experience replay on BitFlipping)
+_NAME = re.compile(r"^(?:[A-Z][A-Z0-9]*_)?[A-Z][A-Za-z0-9]*_[A-Z][A-Za-z0-9]*$")
 _REGISTRY: dict[str, Callable[..., Experiment]] = {}
 
 #: the entry-point group through which installed packages (rlkit itself included) register
@@ -112,7 +114,8 @@ def experiment(fn: Callable[..., Experiment]) -> Callable[..., Experiment]:
     """Register a recipe: a function of ``seed`` returning an :class:`Experiment`.
 
     The function's name is the recipe's name, ``Method_Environment`` (e.g.
-    ``TabularQLearning_CliffWalking``); the first paragraph of its docstring is the description
+    ``TabularQLearning_CliffWalking``; an all-capitals modifier may come first, as in
+    ``HER_DQN_BitFlipping``); the first paragraph of its docstring is the description
     ``rlkit list`` shows. Its parameters after ``seed`` are the recipe's parameters (typed
     keywords with defaults, or one dataclass instance as the default of a single parameter):
     ``make_experiment`` and ``rlkit run --set`` override them.

@@ -143,12 +143,15 @@ def test_set_from_must_hold_a_json_object(tmp_path):
     assert "expected a JSON object of NAME: VALUE, got list" in done.stderr
 
 
-@pytest.mark.parametrize("algorithm", ["PPO", "A2C", "DQN", "SAC", "TD3"])
-def test_search_spaces_sample_parameters_the_recipes_accept(algorithm):
+@pytest.mark.parametrize(
+    "algorithm, recipe",
+    [("PPO", "PPO_CartPole"), ("A2C", "A2C_CartPole"), ("DQN", "DQN_CartPole"),
+     ("SAC", "SAC_Pendulum"), ("TD3", "TD3_Pendulum"), ("DQN", "HER_DQN_BitFlipping"),
+     ("SAC", "HER_SAC_BitFlipping")],
+)  # fmt: skip
+def test_search_spaces_sample_parameters_the_recipes_accept(algorithm, recipe):
     from rlkit.core.experiment import recipe_parameters
 
-    recipe = {"PPO": "PPO_CartPole", "A2C": "A2C_CartPole", "DQN": "DQN_CartPole",
-              "SAC": "SAC_Pendulum", "TD3": "TD3_Pendulum"}[algorithm]  # fmt: skip
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
     declared = recipe_parameters(recipe)
     for _ in range(5):

@@ -89,9 +89,20 @@ def test_an_explicit_description_is_kept():
     assert rk.make_experiment("Described_CartPole").description == "explicit"
 
 
+@pytest.mark.parametrize("name", ["Random_CartPole", "HER_Random_CartPole", "A2C_X"])
+def test_recipe_names_read_method_environment_with_an_optional_modifier(name, private_registry):
+    def recipe(seed: int = 0):
+        """A description."""
+
+    recipe.__name__ = name
+    rk.experiment(recipe)
+    assert name in private_registry
+
+
 @pytest.mark.parametrize(
     "name",
-    ["random_cartpole", "RandomCartPole", "Random_cartpole", "Random_Cart_Pole", "_Random_X"],
+    ["random_cartpole", "RandomCartPole", "Random_cartpole", "Random_Cart_Pole", "_Random_X",
+     "Her_Random_CartPole", "HER_Random_Cart_Pole"],
 )
 def test_bad_recipe_names_are_rejected(name, private_registry):
     def recipe(seed: int = 0):

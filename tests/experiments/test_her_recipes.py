@@ -20,7 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 def learned_success(**overrides) -> float:
     torch.set_num_threads(1)
-    experiment = rk.make_experiment("HERDQN_BitFlipping", 0, **overrides)
+    experiment = rk.make_experiment("HER_DQN_BitFlipping", 0, **overrides)
     experiment.run()
     return success_rate(experiment.policy, n_bits=15, n_episodes=100, seed=0)
 
@@ -38,7 +38,7 @@ def test_dqn_without_her_stays_near_zero_in_the_same_budget():
 
 def sac_success(**overrides) -> float:
     torch.set_num_threads(1)
-    experiment = rk.make_experiment("HERSAC_BitFlipping", 0, **overrides)
+    experiment = rk.make_experiment("HER_SAC_BitFlipping", 0, **overrides)
     experiment.run()
     n_bits = HERSAC_BITFLIPPING.n_bits
     return success_rate(experiment.policy, n_bits, n_episodes=100, seed=0, continuous=True)
@@ -52,11 +52,11 @@ def test_her_sac_solves_8_bit_flipping_with_continuous_actions():
 
 def test_bad_recipe_parameters_are_named():
     with pytest.raises(ValueError, match="HER: strategy must be one of"):
-        rk.make_experiment("HERDQN_BitFlipping", 0, strategy="later")
-    with pytest.raises(ValueError, match="HERDQN_BitFlipping: n_bits must be a positive"):
-        rk.make_experiment("HERDQN_BitFlipping", 0, n_bits=0)
+        rk.make_experiment("HER_DQN_BitFlipping", 0, strategy="later")
+    with pytest.raises(ValueError, match="HER_DQN_BitFlipping: n_bits must be a positive"):
+        rk.make_experiment("HER_DQN_BitFlipping", 0, n_bits=0)
     with pytest.raises(ValueError, match="HER: n_sampled_goal must be a non-negative"):
-        rk.make_experiment("HERSAC_BitFlipping", 0, n_sampled_goal=-2)
+        rk.make_experiment("HER_SAC_BitFlipping", 0, n_sampled_goal=-2)
 
 
 def test_one_liner_refuses_her_with_n_step_or_prioritized_replay():
