@@ -21,7 +21,7 @@ Example:
     >>> obs = np.array([0.01, -0.02], np.float32)
     >>> a, state = loaded.predict(obs, episode_start=True)
     >>> b, same = policy.predict(obs, episode_start=True)
-    >>> type(loaded).__name__, a == b, np.array_equal(state, same)
+    >>> type(loaded).__name__, a.item() == b.item(), np.array_equal(state, same)
     ('LoadedRecurrentPolicy', True, True)
 """
 
