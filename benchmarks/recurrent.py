@@ -1,15 +1,20 @@
 """RecurrentPPO against plain PPO on the partially observed CartPole (``rlkit/CartPoleNoVel-v1``),
 with the same settings (rl-baselines3-zoo's ppo_lstm ones for CartPoleNoVel: 8 envs, n_steps 32,
-batch 256, 20 epochs, gamma 0.98, gae_lambda 0.8, lr and clip linear to 0 over 100k steps).
+batch 256, 20 epochs, gamma 0.98, gae_lambda 0.8, lr and clip linear to 0 over 100k steps), or on
+the partially observed Pendulum (``--env pendulum``: ``rlkit/PendulumNoVel-v1``, the zoo's
+ppo_lstm PendulumNoVel settings: 4 envs, n_steps 1024, batch 128, 10 epochs, gamma 0.9,
+gae_lambda 0.95, lr 1e-3, clip 0.2, ent_coef 0, 100k steps; without the zoo's gSDE, which rlkit
+does not have, for both learners unless ``--sb3-sde``).
 
-For each seed and each learner: the wall time, the first environment step at which a training
-episode returned 500, the first step at which the mean of the last 20 training episodes reached
-475 and 500, the mean of the last 20 training episodes, and the greedy policy's returns on 10
-evaluation episodes. Torch on one thread.
+For each seed and each learner: the wall time, the process CPU time, the first environment step
+at which a training episode returned 500, the first step at which the mean of the last 20
+training episodes reached 475 and 500 (CartPole only), the mean of the last 20 training
+episodes, and the greedy policy's returns on 10 evaluation episodes. Torch on one thread.
 
 Usage::
 
-    python benchmarks/recurrent.py [--seeds 0 1 2] [--steps 100000] [--learners rec ppo sb3]
+    python benchmarks/recurrent.py [--env cartpole|pendulum] [--seeds 0 1 2] [--steps 100000]
+                                   [--learners rec ppo sb3] [--sb3-sde]
 
 ``sb3``: sb3-contrib's RecurrentPPO with the same settings (``pip install sb3-contrib``).
 
@@ -27,15 +32,30 @@ import torch
 
 import rlkit as rk
 
-ENV = "rlkit/CartPoleNoVel-v1"
+ENVS = {"cartpole": "rlkit/CartPoleNoVel-v1", "pendulum": "rlkit/PendulumNoVel-v1"}
+N_ENVS = {"cartpole": 8, "pendulum": 4}
 
 
-def settings(steps: int) -> dict:
-    """The zoo's ppo_lstm CartPoleNoVel settings, both learners."""
+def settings(env: str, steps: int) -> dict:
+    """The zoo's ppo_lstm settings for ``env`` (rlkit names), both learners."""
+    if env == "pendulum":
+        return dict(n_steps=1024, batch_size=128, gae_lambda=0.95, gamma=0.9, n_epochs=10,
+                    ent_coef=0.0, lr=1e-3, clip_range=0.2)  # fmt: skip
     return dict(
         n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
         lr=rk.LinearSchedule(1e-3, 0.0, steps), clip_range=rk.LinearSchedule(0.2, 0.0, steps),
     )  # fmt: skip
+
+
+def sb3_settings(env: str, steps: int, sde: bool) -> dict:
+    """The same settings in sb3-contrib's names."""
+    s = settings(env, steps)
+    if env == "pendulum":
+        lr, clip = s.pop("lr"), s.pop("clip_range")
+        extra = dict(use_sde=True, sde_sample_freq=4) if sde else {}
+        return dict(s, learning_rate=lr, clip_range=clip, **extra)
+    del s["lr"], s["clip_range"]
+    return dict(s, learning_rate=lambda f: 1e-3 * f, clip_range=lambda f: 0.2 * f)
 
 
 class FirstSteps(rk.TotalRewardPerEpisode):
@@ -56,24 +76,26 @@ def first(steps: list[int], mask: np.ndarray) -> int | None:
     return int(steps[where[0]]) if len(where) else None
 
 
-def run(learner: str, seed: int, steps: int) -> dict:
+def run(env_name: str, learner: str, seed: int, steps: int) -> dict:
     torch.set_num_threads(1)
-    env = rk.VectorGymEnv(ENV, 8, seed=seed)
+    env_id = ENVS[env_name]
+    env = rk.VectorGymEnv(env_id, N_ENVS[env_name], seed=seed)
     cls = rk.RecurrentPPO if learner == "rec" else rk.PPO
-    agent = cls.agent(env, seed=seed, **settings(steps))
+    agent = cls.agent(env, seed=seed, **settings(env_name, steps))
     hook = FirstSteps()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rk.run(agent, env, rk.StopAfterNSteps(steps), hook)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     r = np.asarray(hook.rewards)
     mean20 = np.convolve(r, np.ones(20) / 20, mode="valid") if len(r) >= 20 else np.array([])
     at20 = hook.at[19:]
-    evaluation = rk.run(rk.greedy(agent.policy), rk.GymEnv(ENV, seed=1000 + seed),
+    evaluation = rk.run(rk.greedy(agent.policy), rk.GymEnv(env_id, seed=1000 + seed),
                         rk.StopAfterNEpisodes(10), rk.TotalRewardPerEpisode())  # fmt: skip
     return {
         "learner": "RecurrentPPO" if learner == "rec" else "PPO",
         "seed": seed,
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "first_500": first(hook.at, r >= 500),
         "mean20_475_at": first(at20, mean20 >= 475),
         "mean20_500_at": first(at20, mean20 >= 500),
@@ -82,7 +104,7 @@ def run(learner: str, seed: int, steps: int) -> dict:
     }
 
 
-def run_sb3(seed: int, steps: int) -> dict:
+def run_sb3(env_name: str, seed: int, steps: int, sde: bool = False) -> dict:
     """sb3-contrib's RecurrentPPO (``MlpLstmPolicy``) with the same settings, in this process."""
     import gymnasium as gym
     from sb3_contrib import RecurrentPPO
@@ -104,36 +126,36 @@ def run_sb3(seed: int, steps: int) -> dict:
                     self.at.append(self.num_timesteps)
             return True
 
-    env = make_vec_env(ENV, n_envs=8, seed=seed)
-    model = RecurrentPPO(
-        "MlpLstmPolicy", env, seed=seed, n_steps=32, batch_size=256, gae_lambda=0.8,
-        gamma=0.98, n_epochs=20, ent_coef=0.0, learning_rate=lambda f: 1e-3 * f,
-        clip_range=lambda f: 0.2 * f, device="cpu",
-    )  # fmt: skip
+    env_id = ENVS[env_name]
+    env = make_vec_env(env_id, n_envs=N_ENVS[env_name], seed=seed)
+    model = RecurrentPPO("MlpLstmPolicy", env, seed=seed, device="cpu",
+                         **sb3_settings(env_name, steps, sde))  # fmt: skip
     callback = Returns()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.learn(steps, callback=callback)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     r = np.asarray(callback.rewards)
     mean20 = np.convolve(r, np.ones(20) / 20, mode="valid") if len(r) >= 20 else np.array([])
     at20 = callback.at[19:]
     greedy = []
-    eval_env = gym.make(ENV)
+    eval_env = gym.make(env_id)
     for episode in range(10):
         obs, _ = eval_env.reset(seed=1000 + seed + episode)
         state, start_flag, total, done = None, np.ones((1,), dtype=bool), 0.0, False
         while not done:
             action, state = model.predict(obs, state=state, episode_start=start_flag,
                                           deterministic=True)  # fmt: skip
-            obs, reward, terminated, truncated, _ = eval_env.step(int(action))
+            act = int(action) if env_name == "cartpole" else action
+            obs, reward, terminated, truncated, _ = eval_env.step(act)
             start_flag = np.zeros((1,), dtype=bool)
             total += float(reward)
             done = terminated or truncated
         greedy.append(total)
     return {
-        "learner": "sb3-contrib RecurrentPPO",
+        "learner": "sb3-contrib RecurrentPPO" + (" gSDE" if sde else ""),
         "seed": seed,
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "first_500": first(callback.at, r >= 500),
         "mean20_475_at": first(at20, mean20 >= 475),
         "mean20_500_at": first(at20, mean20 >= 500),
@@ -144,6 +166,8 @@ def run_sb3(seed: int, steps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", choices=sorted(ENVS), default="cartpole")
+    parser.add_argument("--sb3-sde", action="store_true", help="sb3-contrib with gSDE (zoo)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--learners", nargs="+", default=["rec", "ppo"])
@@ -151,9 +175,9 @@ def main() -> None:
     for seed in args.seeds:
         for learner in args.learners:
             if learner == "sb3":
-                result = run_sb3(seed, args.steps)
+                result = run_sb3(args.env, seed, args.steps, args.sb3_sde)
             else:
-                result = run(learner, seed, args.steps)
+                result = run(args.env, learner, seed, args.steps)
             print(json.dumps(result), flush=True)
 
 

@@ -18,8 +18,8 @@ SMALL = {"learning_starts": 32, "batch_size": 32, "train_freq": 4, "gradient_ste
 #: recipes of planners, which have no inference artifact (rlkit/deploy/planners.py; their
 #: refusal is tested in tests/learners/model_based/test_pets.py)
 PLANNERS = {"PETS_Pendulum"}
-#: recipes of recurrent policies, which rk.save refuses (an artifact holds no hidden state; the
-#: refusal is tested in tests/learners/policy_gradient/test_recurrent.py)
+#: recipes of recurrent policies, whose predict takes and returns a hidden state (their save,
+#: load, predict and export are tested in tests/deploy/test_recurrent.py)
 RECURRENT = {"RecurrentPPO_CartPoleNoVel", "RecurrentPPO_PendulumNoVel"}
 #: recipes of goal-conditioned envs (Dict observations): rk.save cannot describe their
 #: networks' Dict encoder (rlkit/approximators/encoders/combined.py) yet, and refuses them

@@ -31,7 +31,6 @@ from ..core.dispatch import greedy
 from ..core.interfaces import AbstractPolicy
 from ..learners.actor_critic.common import OffPolicyActorCritic, unscale_action
 from ..learners.built import BuiltPolicy
-from ..learners.policy_gradient.recurrent_policy import RecurrentPolicy
 from ..policies.distributions import ActionDistribution
 from ..policies.predict import mask_batch, observation_batch, single_or_batch
 from ..policies.stochastic import StochasticPolicy, is_vector_env
@@ -40,7 +39,17 @@ from .networks import load_parameters
 from .registry import Artifact, loader, policy_artifact
 from .spaces import space_from_json
 
-__all__ = ["LoadedActorPolicy", "fn_path", "import_fn", "json_config"]
+__all__ = [
+    "LoadedActorPolicy",
+    "fn_path",
+    "import_fn",
+    "json_config",
+    "build_model",
+    "remember_artifact",
+    "network_description",
+    "model_tensors",
+    "cls_name",
+]
 
 
 def fn_path(fn: Any) -> str:
@@ -99,7 +108,9 @@ def json_config(config: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _network(policy: Any) -> dict[str, Any]:
+def network_description(policy: Any) -> dict[str, Any]:
+    """What rebuilds a built policy's network: ``model_fn`` and ``dist_class`` by import path,
+    the JSON hyperparameters (a loaded policy's recorded description as it is)."""
     recorded = getattr(policy, "artifact_network", None)  # a loaded policy saved again
     if recorded is not None:
         return recorded
@@ -112,30 +123,21 @@ def _network(policy: Any) -> dict[str, Any]:
     }
 
 
-def _model_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+def model_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """``model``'s parameters and buffers, detached, on the CPU."""
     return {k: v.detach().cpu() for k, v in model.state_dict().items()}
 
 
 @policy_artifact.register
 def _(policy: BuiltPolicy) -> Artifact:
     meta = {
-        "network": _network(policy),
+        "network": network_description(policy),
         "preprocessing": {"observation": "float32 (flattened by the network)"},
     }
     return Artifact(
         "stochastic", cls_name(policy), (policy.state_space, policy.action_space), meta,
-        _model_tensors(policy.model),
+        model_tensors(policy.model),
     )  # fmt: skip
-
-
-@policy_artifact.register
-def _(policy: RecurrentPolicy) -> Artifact:
-    raise TypeError(
-        f"rk.save: {type(policy).name} is recurrent: it acts from a hidden state carried between "
-        f"steps, which an inference artifact does not hold yet (it would act as if every "
-        f"observation began an episode); keep its checkpoints (rk.CheckpointHook) to continue or "
-        f"evaluate it"
-    )
 
 
 @policy_artifact.register
@@ -148,13 +150,13 @@ def _(policy: StochasticPolicy) -> Artifact:  # a loaded one, saved again
     meta = {"network": policy.artifact_network, "preprocessing": policy.artifact_preprocessing}
     return Artifact(
         "stochastic", policy.algorithm, (policy.state_space, policy.action_space), meta,
-        _model_tensors(policy.model),
+        model_tensors(policy.model),
     )  # fmt: skip
 
 
 @policy_artifact.register
 def _(policy: OffPolicyActorCritic) -> Artifact:
-    network = _network(policy)
+    network = network_description(policy)
     sample = getattr(type(policy), "sample_fn", None)
     network["sample_fn"] = fn_path(sample) if policy.samples_in_predict and sample else None
     meta = {
@@ -163,15 +165,18 @@ def _(policy: OffPolicyActorCritic) -> Artifact:
     }
     return Artifact(
         "actor", cls_name(policy), (policy.state_space, policy.action_space), meta,
-        _model_tensors(policy.model),
+        model_tensors(policy.model),
     )  # fmt: skip
 
 
 def cls_name(policy: Any) -> str:
+    """The algorithm's name of a built policy (``PPO``), else its class's."""
     return getattr(type(policy), "name", type(policy).__name__)
 
 
-def _build_model(meta: dict[str, Any], spaces: tuple[Any, Any], tensors: dict) -> Any:
+def build_model(meta: dict[str, Any], spaces: tuple[Any, Any], tensors: dict) -> Any:
+    """``(model, dist_class)`` rebuilt from an artifact's network description and filled with
+    its tensors (in eval mode)."""
     network = meta["network"]
     model_fn = import_fn(network["model_fn"], "model_fn")
     dist_path = network.get("dist_class")
@@ -189,7 +194,9 @@ def _build_model(meta: dict[str, Any], spaces: tuple[Any, Any], tensors: dict) -
     return model.eval(), dist_class
 
 
-def _remember(policy: Any, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any:
+def remember_artifact(policy: Any, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any:
+    """``policy`` with the artifact's spaces, algorithm and descriptions recorded on it (so it
+    saves again as it was loaded)."""
     policy.state_space, policy.action_space = spaces
     policy.algorithm = meta["algorithm"]
     policy.artifact_network = meta["network"]
@@ -200,18 +207,18 @@ def _remember(policy: Any, meta: dict[str, Any], spaces: tuple[Any, Any]) -> Any
 @loader("stochastic")
 def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
     spaces = space_from_json(meta["observation_space"]), space_from_json(meta["action_space"])
-    model, dist_class = _build_model(meta, spaces, tensors)
+    model, dist_class = build_model(meta, spaces, tensors)
     policy = StochasticPolicy(model, spaces[1], dist_class=dist_class, seed=0)
-    return _remember(policy, meta, spaces)
+    return remember_artifact(policy, meta, spaces)
 
 
 @loader("actor")
 def _(meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
     spaces = space_from_json(meta["observation_space"]), space_from_json(meta["action_space"])
-    model, _ = _build_model(meta, spaces, tensors)
+    model, _ = build_model(meta, spaces, tensors)
     sample_path = meta["network"].get("sample_fn")
     sample_fn = None if sample_path is None else import_fn(sample_path, "sample_fn")
-    return _remember(LoadedActorPolicy(model, spaces, sample_fn), meta, spaces)
+    return remember_artifact(LoadedActorPolicy(model, spaces, sample_fn), meta, spaces)
 
 
 class LoadedActorPolicy(AbstractPolicy):
@@ -283,5 +290,5 @@ def _(policy: LoadedActorPolicy) -> Artifact:  # a loaded one, saved again
     meta = {"network": policy.artifact_network, "preprocessing": policy.artifact_preprocessing}
     return Artifact(
         "actor", policy.algorithm, (policy.state_space, policy.action_space), meta,
-        _model_tensors(policy.model),
+        model_tensors(policy.model),
     )  # fmt: skip

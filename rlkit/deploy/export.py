@@ -10,6 +10,13 @@ the tanh-squashed actor output rescaled to the bounds; PPO/A2C/VPG/TRPO: the Gau
 clipped to the bounds. rlkit's recipes preprocess observations only by casting to float32 and
 flattening, both inside the graph. Legal-action masks are not part of the graph.
 
+A recurrent policy (``rk.RecurrentPPO``, rlkit/deploy/recurrent.py) carries its hidden state
+through the graph: inputs ``obs``, ``state`` (float32 ``(n, n_states, layers, hidden)``, zeros
+at an episode's start) and ``episode_start`` (bool ``(n,)``, True zeroes the state first),
+outputs ``action`` and ``next_state`` (feed it back at the next step), as
+``predict(obs, state, episode_start)``. Policies on ``Dict``/``Tuple`` observations are refused
+(a graph takes one observation array; ``rk.save`` keeps them).
+
 The export uses torch's TorchScript-based exporter (``torch.onnx.export(..., dynamo=False)``),
 which needs the ``onnx`` package only (the dynamo-based one also needs ``onnxscript``); the
 file's metadata (``metadata_props``) records the opset, the algorithm, the spaces as JSON and
@@ -43,6 +50,7 @@ from ..policies.stochastic import StochasticPolicy
 from .built import LoadedActorPolicy
 from .q_based import TableLearner
 from .q_network import NetworkQLearner
+from .recurrent import LoadedRecurrentPolicy, greedy_step
 from .save_load import inference_form
 from .spaces import space_to_json
 
@@ -110,6 +118,11 @@ def _(policy: StochasticPolicy) -> tuple[nn.Module, torch.Tensor]:
 
 
 @greedy_module.register
+def _(policy: LoadedRecurrentPolicy) -> tuple[nn.Module, tuple]:
+    return greedy_step(policy)
+
+
+@greedy_module.register
 def _(policy: LoadedActorPolicy) -> tuple[nn.Module, torch.Tensor]:
     def forward(m: nn.Module, obs: torch.Tensor) -> torch.Tensor:
         scaled = m.model(obs)
@@ -120,6 +133,15 @@ def _(policy: LoadedActorPolicy) -> tuple[nn.Module, torch.Tensor]:
 
 def _example(space: Any) -> torch.Tensor:
     from ..approximators.cnn import is_image_space
+    from ..trajectories.structured import is_structured_space
+
+    if is_structured_space(space):
+        raise TypeError(
+            f"rk.export: the policy's observations are a {type(space).__name__} space "
+            f"({space}); an ONNX graph here takes one observation array: export a policy "
+            f"trained on the flattened env (gymnasium.wrappers.FlattenObservation), or use "
+            f"rk.save / rk.load, which keep {type(space).__name__} observations"
+        )
 
     dtype = torch.uint8 if is_image_space(space) else torch.float32  # images: scaled inside
     return torch.zeros((2, *space.shape), dtype=dtype)
@@ -151,17 +173,28 @@ def export(policy: Any, path: str | os.PathLike) -> None:
     loaded = inference_form(policy)
     module, example = greedy_module(loaded)
     module.eval()
+    inputs = example if isinstance(example, tuple) else (example,)
+    input_names = list(getattr(module, "input_names", ["obs"]))
+    output_names = list(getattr(module, "output_names", ["action"]))
+    dynamic_axes = getattr(module, "dynamic_axes", {"obs": {0: "batch"}, "action": {0: "batch"}})
+    description = getattr(module, "description", {
+        "input": (
+            "obs: a batch of observations (float32; uint8 for images; int64 state indices for "
+            "tables)"
+        ),
+        "output": "action: the greedy action of each observation",
+    })  # fmt: skip
     with torch.no_grad(), warnings.catch_warnings():
         # the TorchScript-based exporter is chosen on purpose (see the module docstring)
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", FutureWarning)
         torch.onnx.export(
             module,
-            (example,),
+            inputs,
             os.fspath(path),
-            input_names=["obs"],
-            output_names=["action"],
-            dynamic_axes={"obs": {0: "batch"}, "action": {0: "batch"}},
+            input_names=input_names,
+            output_names=output_names,
+            dynamic_axes=dynamic_axes,
             opset_version=OPSET,
             dynamo=False,
         )
@@ -174,11 +207,7 @@ def export(policy: Any, path: str | os.PathLike) -> None:
         "algorithm": str(loaded.algorithm),
         "observation_space": json.dumps(space_to_json(loaded.state_space)),
         "action_space": json.dumps(space_to_json(loaded.action_space)),
-        "input": (
-            "obs: a batch of observations (float32; uint8 for images; int64 state indices for "
-            "tables)"
-        ),
-        "output": "action: the greedy action of each observation",
+        **description,
     }.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value

@@ -1,9 +1,10 @@
 """Torch networks described as JSON (never pickled): a module tree of ``nn.Sequential``,
 ``nn.Linear``, activations, ``nn.Flatten``, ``nn.Identity``, ``nn.LayerNorm`` and rlkit's
-``DuelingHead`` and ``ImageEncoder`` (the CNN bodies of ``rlkit/approximators/cnn.py``) (what
-``q_network`` and most hand-written Q-networks are made of). The weights go to safetensors under the
-module's own ``state_dict`` names; :func:`module_from_json` builds the same tree and
-``load_state_dict(strict=True)`` fills it.
+``DuelingHead``, ``ImageEncoder`` (the CNN bodies of ``rlkit/approximators/cnn.py``) and
+``CombinedEncoder`` (``Dict``/``Tuple`` observations, rlkit/approximators/encoders/combined.py)
+(what ``q_network`` and most hand-written Q-networks are made of). The weights go to
+safetensors under the module's own ``state_dict`` names; :func:`module_from_json` builds the
+same tree and ``load_state_dict(strict=True)`` fills it.
 
 A network with another module type is refused at save time naming it; add a description with
 :func:`register_module` (two small functions) to save it.
@@ -27,6 +28,7 @@ from typing import Any
 from torch import nn
 
 from ..approximators.cnn import ImageEncoder
+from ..approximators.encoders.combined import CombinedEncoder
 from ..approximators.neural import DuelingHead
 from .errors import ArtifactError
 
@@ -98,6 +100,23 @@ register_module(
     lambda m: {"shape": list(m.input_shape), "cnn": m.cnn, "scale": m.scale},
     _image_encoder,
 )
+
+
+def _combined_encoder(a: dict[str, Any]) -> nn.Module:
+    from .spaces import space_from_json
+
+    return CombinedEncoder(space_from_json(a["space"]), cnn=str(a["cnn"]), seed=0)
+
+
+def _combined_to_json(m: CombinedEncoder) -> dict[str, Any]:
+    from .spaces import space_to_json
+
+    return {"space": space_to_json(m.space), "cnn": m.cnn}
+
+
+# the encoder of Dict and Tuple observations (rlkit/approximators/encoders/combined.py), rebuilt
+# from its space: one encoder per key, each chosen by the key's space
+register_module("CombinedEncoder", CombinedEncoder, _combined_to_json, _combined_encoder)
 
 
 def module_to_json(module: nn.Module, where: str = "network") -> dict[str, Any]:

@@ -44,7 +44,7 @@ def _register_torch_kinds() -> None:
         import torch  # noqa: F401
     except ModuleNotFoundError:
         return
-    from . import built, distributional, planners, q_network  # noqa: F401 - their methods and loaders register
+    from . import built, distributional, planners, q_network, recurrent  # noqa: F401 - their methods and loaders register
 
 
 _register_torch_kinds()

@@ -54,9 +54,12 @@ class Agent(AbstractPolicy):
     def __repr__(self) -> str:
         return f"Agent({self.policy!r}, {self.trajectory!r})"
 
-    def predict(self, obs: Any, deterministic: bool = True, action_masks: Any = None) -> Any:
-        """The agent's policy's ``predict`` (:mod:`rlkit.policies.predict`): actions for plain
-        numpy observations, e.g. ``experiment.policy.predict(obs)`` after ``rk.run``.
+    def predict(self, obs: Any, *args: Any, **kwargs: Any) -> Any:
+        """The agent's policy's ``predict`` with the same arguments (:mod:`rlkit.policies.predict`:
+        ``predict(obs, deterministic=True, action_masks=None)``; a recurrent policy's also takes
+        and returns its hidden state, ``predict(obs, state, episode_start, deterministic)``):
+        actions for plain numpy observations, e.g. ``experiment.policy.predict(obs)`` after
+        ``rk.run``.
 
         Example:
             >>> import rlkit as rk
@@ -64,7 +67,7 @@ class Agent(AbstractPolicy):
             >>> rk.PPO.agent(env).predict([0.0, 0.0, 0.0, 0.0]).shape
             ()
         """
-        return self.policy.predict(obs, deterministic=deterministic, action_masks=action_masks)
+        return self.policy.predict(obs, *args, **kwargs)
 
     def act(self, env: Any) -> Any:
         return self.policy.act(env)

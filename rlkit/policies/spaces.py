@@ -3,8 +3,9 @@ is planned, so that a policy made for CartPole and run on Acrobot is an error na
 instead of torch's ``mat1 and mat2 shapes cannot be multiplied`` at the first step.
 
 The check compares what the network depends on: the observation shape, the kind of action space
-and its shape (and the number of actions of ``Discrete`` and ``MultiDiscrete`` spaces); bounds
-are not compared (wrappers may change them).
+and its shape (and the number of actions of ``Discrete`` and ``MultiDiscrete`` spaces), and for
+``Dict``/``Tuple`` observations their keys (in order) and each key's space; bounds are not
+compared (wrappers may change them).
 
 Example:
     >>> import gymnasium as gym
@@ -28,6 +29,14 @@ __all__ = ["spaces_fit", "check_env_fits", "short_space"]
 def _fits(made_for: Any, given: Any) -> bool:
     if type(made_for) is not type(given):
         return False
+    if isinstance(made_for, gym.spaces.Dict):  # the same keys in the same order, each fitting
+        return list(made_for.spaces) == list(given.spaces) and all(
+            _fits(made_for[k], given[k]) for k in made_for.spaces
+        )
+    if isinstance(made_for, gym.spaces.Tuple):
+        return len(made_for.spaces) == len(given.spaces) and all(
+            _fits(a, b) for a, b in zip(made_for.spaces, given.spaces, strict=True)
+        )
     if getattr(made_for, "shape", None) != getattr(given, "shape", None):
         return False
     if isinstance(made_for, gym.spaces.Discrete):

@@ -40,6 +40,7 @@ class CombinedEncoder(nn.Module):
     docstring). ``cnn`` names the CNN body of image keys (``"nature"`` or ``"minatar"``).
 
     Attributes:
+        space: the ``Dict``/``Tuple`` space it encodes; ``cnn``: the CNN body's name.
         keys: the space's keys in the order their features are concatenated.
         encoders: the encoders by key (a ``ModuleDict``; a ``Tuple``'s positions as strings).
         n_features: the width of the output.
@@ -58,6 +59,7 @@ class CombinedEncoder(nn.Module):
             raise TypeError(f"CombinedEncoder: needs a Dict or Tuple space, got {space}")
         from . import encoder_for  # the factory chooses each key's encoder
 
+        self.space, self.cnn = space, cnn  # what rebuilds it (rk.save's description)
         self.keys = space_keys(space)
         subspaces = space.spaces.values() if isinstance(space, gym.spaces.Dict) else space.spaces
         self.encoders = nn.ModuleDict(

@@ -14,7 +14,9 @@ stored at the next step.
 The act state is saved with the policy (``state_dict``): a run killed and resumed continues
 with the same hidden states, bit for bit. ``rk.greedy(policy)`` acts with the mode and a
 hidden state of its own (evaluating never changes the training policy's state).
-``policy.predict(obs)`` treats each observation as the first of an episode (a zero state).
+``policy.predict(obs, state, episode_start)`` returns ``(actions, next_state)`` with the state
+carried by the caller, as sb3-contrib's ``predict`` (:class:`RecurrentActing`); ``rk.save`` and
+``rk.load`` keep the policy (rlkit/deploy/recurrent.py).
 
 Built with ``rk.build_policy(..., base=RecurrentPolicy)`` and a ``model_fn`` whose model has
 ``initial_state(n)``, ``step(obs, state, episode_start)``, ``sequences(...)`` and
@@ -41,11 +43,12 @@ from ...core.dispatch import PlanStep, greedy, where
 from ...core.interfaces import AbstractPolicy
 from ...core.stages import PRE_EPISODE_STAGE, PRE_EXPERIMENT_STAGE, AbstractStage
 from ...core.state import require_keys
+from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ..built import BuiltPolicy
 
-__all__ = ["RecurrentPolicy", "ActState", "RecurrentGreedyPolicy"]
+__all__ = ["RecurrentPolicy", "RecurrentActing", "ActState", "RecurrentGreedyPolicy"]
 
 
 class ActState:
@@ -115,20 +118,23 @@ class ActState:
         self.pending = bool(state["pending"])
 
 
-class RecurrentPolicy(BuiltPolicy):
-    """The base of recurrent built policies (see the module docstring); ``act_state`` is an
-    :class:`ActState`.
+class RecurrentActing:
+    """Acting and ``predict`` of a policy whose model carries a hidden state (the
+    ``RecurrentActorCritic`` API: ``initial_state``, ``step``), shared by the trained
+    :class:`RecurrentPolicy` and the one ``rk.load`` returns
+    (:class:`~rlkit.deploy.recurrent.LoadedRecurrentPolicy`). The class it is mixed into
+    provides ``model``, ``dist_class``, ``action_space``, ``state_space``, ``device``,
+    ``observation_tensor``, ``choose``, ``env_action(s)`` and ``act_state`` (an
+    :class:`ActState`).
 
     Example:
         >>> import rlkit as rk
         >>> policy = rk.RecurrentPPO(rk.GymEnv("rlkit/CartPoleNoVel-v1"), lstm_hidden_size=8)
-        >>> isinstance(policy, RecurrentPolicy), policy.act_state.hidden is None
-        (True, True)
+        >>> isinstance(policy, RecurrentActing), policy.initial_state(3).shape
+        (True, (3, 4, 1, 8))
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.act_state = ActState()
+    act_state: ActState
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
@@ -157,6 +163,128 @@ class RecurrentPolicy(BuiltPolicy):
             self.last_extras["legal_action_mask"] = np.asarray(mask, dtype=bool)
         self.act_state.advance(after)
         return self.env_action(self.last_action, vector)
+
+    def initial_state(self, n: int | None = None) -> np.ndarray:
+        """The zero hidden state ``predict`` starts from: ``(n_states, layers, hidden)`` for
+        one observation (``n`` None), ``(n, n_states, layers, hidden)`` for a batch of ``n``."""
+        model = self.model
+        shape = (model.n_states, model.n_layers, model.hidden_size)
+        return np.zeros(shape if n is None else (n, *shape), dtype=np.float32)
+
+    def predict(
+        self,
+        obs: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = True,
+        action_masks: Any = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions, next_state)`` for one observation or a batch, from ``state``: sb3-contrib's
+        ``predict(observation, state, episode_start, deterministic)``, with the state carried
+        by the caller (the policy's own ``act_state`` is not read or changed).
+
+        ``state``: the hidden state the step starts from, a float32 array of shape
+        ``(n_states, layers, hidden)`` for one observation or ``(n, n_states, layers,
+        hidden)`` for a batch of ``n`` (``initial_state``; the ``next_state`` of the previous
+        call); None: zeros. ``episode_start``: a bool (one observation) or ``(n,)`` bools,
+        True where an episode starts (the state is zeroed there first, as when acting); None:
+        no episode starts. ``deterministic`` (default True, as rlkit's other ``predict``;
+        sb3-contrib's default is False): the distribution's mode, else a sample drawn with a
+        generator of ``predict``'s own (seeded 0). Unlike sb3-contrib, whose state is a pair
+        ``(h, c)`` of ``(layers, n, hidden)`` arrays, rlkit's is one array holding ``h`` and
+        ``c`` of the actor's LSTM, then of the critic's when it has one, as the rollout
+        stores it (``lstm_state``).
+
+        Example:
+            >>> import numpy as np, rlkit as rk
+            >>> policy = rk.RecurrentPPO(rk.GymEnv("rlkit/CartPoleNoVel-v1"), lstm_hidden_size=8)
+            >>> action, state = policy.predict(np.zeros(2, np.float32), episode_start=True)
+            >>> action.shape, state.shape
+            ((), (4, 1, 8))
+            >>> actions, states = policy.predict(np.zeros((3, 2)), np.stack([state] * 3))
+            >>> actions.shape, states.shape
+            ((3,), (3, 4, 1, 8))
+        """
+        owner = f"{policy_name(self)}.predict"
+        batch, single = observation_batch(owner, obs, self.state_space)
+        n = len(batch)
+        hidden = self._predict_state(owner, state, n, single)
+        starts = _episode_starts(owner, episode_start, n, single)
+        masks = mask_batch(owner, action_masks, n, getattr(self.action_space, "n", None))
+        with torch.no_grad():
+            inputs, _, after = self.model.step(
+                self.observation_tensor(batch), hidden.to(self.device),
+                torch.as_tensor(starts, device=self.device),
+            )  # fmt: skip
+            dist = self.dist_class.from_inputs(inputs, self.action_space, masks)
+            if deterministic:
+                actions = dist.mode()
+            else:
+                generator = self.__dict__.get("_predict_generator")
+                if generator is None:
+                    generator = self._predict_generator = torch.Generator().manual_seed(0)
+                actions = dist.sample(generator)
+        next_state = after.cpu().numpy()
+        actions = single_or_batch(self.env_actions(actions.cpu().numpy()), single)
+        return actions, next_state[0] if single else next_state
+
+    def _predict_state(self, owner: str, state: Any, n: int, single: bool) -> torch.Tensor:
+        expected = self.initial_state(None if single else n).shape
+        if state is None:
+            return torch.zeros((n, *expected[-3:]))
+        array = np.asarray(state)
+        if array.shape != expected or array.dtype.kind != "f":
+            raise ValueError(
+                f"{owner}: state must be a float array of shape {expected} (h and c of "
+                f"{self.model.n_states // 2} LSTM(s): n_states {self.model.n_states}, "
+                f"layers {self.model.n_layers}, hidden {self.model.hidden_size}) for "
+                f"{'one observation' if single else f'{n} observations'}, got "
+                f"{array.dtype} of shape {array.shape}; start from None or "
+                f"policy.initial_state() and pass the state predict returned"
+            )
+        if not np.isfinite(array).all():
+            raise ValueError(f"{owner}: state holds nan or inf")
+        return torch.as_tensor(array, dtype=torch.float32).reshape(n, *expected[-3:])
+
+
+def policy_name(policy: Any) -> str:
+    """The algorithm's name: a loaded policy's ``algorithm``, a built one's class ``name``."""
+    name = getattr(policy, "algorithm", None) or getattr(type(policy), "name", None)
+    return name if isinstance(name, str) else type(policy).__name__
+
+
+def _episode_starts(owner: str, episode_start: Any, n: int, single: bool) -> np.ndarray:
+    """``episode_start`` as ``(n,)`` bools (None: no episode starts)."""
+    if episode_start is None:
+        return np.zeros(n, dtype=bool)
+    array = np.asarray(episode_start)
+    shapes = [(), (1,)] if single else [(n,)]
+    binary = array.dtype == np.bool_ or (
+        array.dtype.kind in "iuf" and np.isin(array, (0, 1)).all()
+    )
+    if array.shape not in shapes or not binary:
+        raise ValueError(
+            f"{owner}: episode_start must be {'a bool' if single else f'{n} bools (shape ({n},))'}"
+            f" (True where an episode starts), got {array.dtype} of shape {array.shape}: "
+            f"{episode_start!r:.80}"
+        )
+    return array.astype(bool).reshape(n)
+
+
+class RecurrentPolicy(RecurrentActing, BuiltPolicy):
+    """The base of recurrent built policies (see the module docstring); ``act_state`` is an
+    :class:`ActState`.
+
+    Example:
+        >>> import rlkit as rk
+        >>> policy = rk.RecurrentPPO(rk.GymEnv("rlkit/CartPoleNoVel-v1"), lstm_hidden_size=8)
+        >>> isinstance(policy, RecurrentPolicy), policy.act_state.hidden is None
+        (True, True)
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.act_state = ActState()
 
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         plan = super().plan(env)
@@ -195,7 +323,7 @@ class RecurrentGreedyPolicy(AbstractPolicy):
 
     def plan(self, env: Any) -> dict[AbstractStage, list[PlanStep]]:
         policy = self.policy
-        check_env_fits(f"rk.greedy({type(policy).name})", policy.state_space,
+        check_env_fits(f"rk.greedy({policy_name(policy)})", policy.state_space,
                        policy.action_space, env)  # fmt: skip
         return self.act_state.plan(env)
 

@@ -224,12 +224,6 @@ def test_the_no_velocity_tasks_drop_the_velocities(env_id, full, keep):
                                   reference.observation_space.high[keep])  # fmt: skip
 
 
-def test_saving_a_recurrent_policy_for_inference_is_refused(tmp_path):
-    policy = rk.RecurrentPPO(rk.GymEnv(ENV), **SMALL)
-    with pytest.raises(TypeError, match="rk.save: RecurrentPPO is recurrent.*hidden state"):
-        rk.save(policy, tmp_path / "p.rlkit")
-
-
 @pytest.mark.parametrize("env_id", ["rlkit/CartPoleNoVel-v1", "rlkit/PendulumNoVel-v1"])
 def test_the_no_velocity_tasks_pass_gymnasiums_check_env(env_id):
     from gymnasium.utils.env_checker import check_env
