@@ -21,9 +21,9 @@ PLANNERS = {"PETS_Pendulum"}
 #: recipes of recurrent policies, whose predict takes and returns a hidden state (their save,
 #: load, predict and export are tested in tests/deploy/test_recurrent.py)
 RECURRENT = {"RecurrentPPO_CartPoleNoVel", "RecurrentPPO_PendulumNoVel"}
-#: recipes of goal-conditioned envs (Dict observations): rk.save cannot describe their
-#: networks' Dict encoder (rlkit/approximators/encoders/combined.py) yet, and refuses them
-#: naming it (rlkit/deploy/networks.py)
+#: recipes of goal-conditioned envs (Dict observations): the shared tests here feed arrays of
+#: observations and ONNX graphs take arrays; saving, loading and predicting with Dict
+#: observations is tested in tests/deploy/test_structured_spaces.py
 DICT_OBSERVATIONS = {"HER_DQN_BitFlipping", "HER_SAC_BitFlipping"}
 
 
