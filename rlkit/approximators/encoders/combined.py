@@ -29,6 +29,7 @@ from typing import Any
 import gymnasium as gym
 import torch
 from torch import nn
+from torch.nn.modules import module as _torch_module
 
 from ...trajectories.structured import is_structured_space, space_keys
 
@@ -72,5 +73,38 @@ class CombinedEncoder(nn.Module):
 
     def forward(self, obs: Mapping[Any, torch.Tensor] | tuple) -> torch.Tensor:
         values = obs if isinstance(obs, Mapping) else dict(enumerate(obs))
-        parts = [self.encoders[str(key)](values[key]) for key in self.keys]
+        modules = self.encoders._modules
+        direct = not _hooked_globally()
+        parts = []
+        for key in self.keys:
+            encoder = modules[str(key)]
+            # a key encoder without hooks: its forward, which is all that nn.Module.__call__
+            # would run, without __call__'s own cost (paid per key at every step)
+            call = encoder.forward if direct and _plain(encoder) else encoder
+            parts.append(call(values[key]))
         return torch.cat(parts, dim=-1)
+
+
+def _plain(module: nn.Module) -> bool:
+    """Whether calling ``module`` runs its ``forward`` and nothing else: no hooks of its own,
+    not compiled (``Module.compile``)."""
+    return not (
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or module._backward_hooks
+        or module._backward_pre_hooks
+        or getattr(module, "_compiled_call_impl", None) is not None
+    )
+
+
+def _hooked_globally() -> bool:
+    """Whether global module hooks are registered or a trace is being recorded (where
+    ``__call__`` names the modules' scopes): then every key encoder is called as a module."""
+    m = _torch_module
+    return bool(
+        m._global_forward_hooks
+        or m._global_forward_pre_hooks
+        or m._global_backward_hooks
+        or m._global_backward_pre_hooks
+        or torch._C._get_tracing_state()
+    )
