@@ -32,8 +32,13 @@ from torch import nn
 from torch.nn.modules import module as _torch_module
 
 from ...trajectories.structured import is_structured_space, space_keys
+from .flatten import FlattenEncoder
+from .multi_binary import MultiBinaryEncoder
 
 __all__ = ["CombinedEncoder"]
+
+#: key encoders that only flatten to float32 (no parameters)
+_FLAT = (FlattenEncoder, MultiBinaryEncoder)
 
 
 class CombinedEncoder(nn.Module):
@@ -70,11 +75,24 @@ class CombinedEncoder(nn.Module):
             }
         )
         self.n_features = sum(enc.n_features for enc in self.encoders.values())
+        # every key flattened (Box, MultiBinary): the widths of the one-concatenation path
+        encoders = [self.encoders[str(key)] for key in self.keys]
+        flat = all(type(e) in _FLAT for e in encoders)
+        self._widths = [e.n_features for e in encoders] if flat else None
 
     def forward(self, obs: Mapping[Any, torch.Tensor] | tuple) -> torch.Tensor:
         values = obs if isinstance(obs, Mapping) else dict(enumerate(obs))
         modules = self.encoders._modules
         direct = not _hooked_globally()
+        widths = getattr(self, "_widths", None)
+        if direct and widths is not None and all(_plain(e) for e in modules.values()):
+            rows = [values[key] for key in self.keys]
+            first = rows[0]
+            if all(isinstance(r, torch.Tensor) and r.dtype == first.dtype for r in rows):
+                # Box and MultiBinary keys of one dtype: their rows side by side, converted to
+                # float32 once (the same numbers as converting each key, then concatenating)
+                flat = [r.reshape(r.shape[0], w) for r, w in zip(rows, widths, strict=True)]
+                return torch.cat(flat, dim=-1).to(torch.float32)
         parts = []
         for key in self.keys:
             encoder = modules[str(key)]
