@@ -569,7 +569,10 @@ class ValueBasedLearner(AbstractLearner):
             k = min(per_draw, n)
             sample = self.sampler.sample(trajectory, k)
             batch = to_tensors(sample, self.gamma, self.device, pixels=self.pixels)
-            yield from batch.split(self.sampler.batch_size)
+            if k == 1:  # the batch itself: what split would give, a view of all its rows
+                yield batch
+            else:
+                yield from batch.split(self.sampler.batch_size)
             n -= k
 
     def offline_batch(self, sample: Mapping[str, Any]) -> Batch:
