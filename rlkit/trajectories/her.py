@@ -32,10 +32,11 @@ class HER(BatchSampler):
     * ``"episode"``: of any step of the episode;
 
     and its reward becomes ``compute_reward(next_state["achieved_goal"], new_goal, infos)``
-    (the env's, one vectorised call per batch; ``infos`` are empty dicts: the replay keeps no
-    infos). ``terminal`` is the stored flag, not recomputed (as SB3, whose ``dones`` are the
-    stored ones): a relabelled transition that reaches its new goal is not a terminal one
-    unless the episode ended there. The other rows are the stored transitions.
+    (the env's, one vectorised call per batch; ``infos`` are empty dicts, the same list at
+    each call: the replay keeps no infos). ``terminal`` is the stored flag, not recomputed
+    (as SB3, whose ``dones`` are the stored ones): a relabelled transition that reaches its
+    new goal is not a terminal one unless the episode ended there. The other rows are the
+    stored transitions.
 
     Which transitions are drawn (Stable-Baselines3's ``HerReplayBuffer``): uniformly, with
     replacement, among the transitions of *complete* episodes (ended by ``terminal`` or
@@ -106,6 +107,7 @@ class HER(BatchSampler):
                 f"-> rewards, got {compute_reward!r}"
             )
         self.compute_reward = compute_reward
+        self._infos: list[dict[str, Any]] = []  # compute_reward's infos: n_virtual empty dicts
         if env is not None:
             self.bind(env)
         self._reset_bookkeeping()
@@ -171,7 +173,10 @@ class HER(BatchSampler):
             if g >= max(n - cap, 0) and self.ep_end[g % cap] < 0 and _ends(t, g % cap):
                 self._close(c, g, n)
         low = max(self.synced, n - cap)
-        if low < n:
+        if low < n <= low + stride:  # at most one new transition per sub-env (each step's)
+            for g in range(low, n):
+                self._take_one(t, g % stride, g, n)
+        elif low < n:
             new = np.arange(low, n, dtype=np.int64)
             for c in range(stride):
                 self._take(t, c, new[new % stride == c], n)
@@ -193,6 +198,17 @@ class HER(BatchSampler):
             self.ep_end[earlier % cap] = ends[0]
             self.open_start[c] = ends[-1] + self.stride
         self.last[c] = g[-1]
+
+    def _take_one(self, t: CircularArraySARTTrajectory, c: int, g: int, n: int) -> None:
+        """Record sub-env ``c``'s one new transition ``g``: what :meth:`_take` does for a
+        single transition, without its array bookkeeping (the case of every step)."""
+        slot = g % self.capacity
+        self.ep_start[slot] = self.open_start[c]
+        if t.terminal[slot] or t.truncated[slot]:
+            self._close(c, g, n)  # this transition and the episode's earlier ones end here
+        else:
+            self.ep_end[slot] = -1
+        self.last[c] = g
 
     def _close(self, c: int, g: int, n: int) -> None:
         """Sub-env ``c``'s running episode ends at its transition ``g``."""
@@ -252,13 +268,15 @@ class HER(BatchSampler):
         nv = self.n_virtual
         if nv:
             virtual = indices[:nv]
-            goals = t.next_state.arrays["achieved_goal"][self._goal_slots(virtual)]
+            goals = _rows(t.next_state.arrays["achieved_goal"], self._goal_slots(virtual))
             batch["state"]["desired_goal"][:nv] = goals
             batch["next_state"]["desired_goal"][:nv] = goals
+            if len(self._infos) != nv:
+                self._infos = [{} for _ in range(nv)]
             rewards = self.compute_reward(
                 batch["next_state"]["achieved_goal"][:nv],
                 batch["state"]["desired_goal"][:nv],
-                [{} for _ in range(nv)],
+                self._infos,
             )
             batch["reward"][:nv] = np.asarray(rewards, np.float32).reshape(nv)
         return batch
@@ -352,6 +370,11 @@ def _members(start: int, last: int, stride: int, oldest: int) -> np.ndarray:
     if start < oldest:
         start += -(-(oldest - start) // stride) * stride
     return np.arange(start, last + 1, stride, dtype=np.int64)
+
+
+def _rows(array: Any, slots: np.ndarray) -> Any:
+    """``array[slots]`` (``take`` for a plain array: the same rows, faster)."""
+    return array.take(slots, axis=0) if type(array) is np.ndarray else array[slots]
 
 
 def _ends(t: CircularArraySARTTrajectory, slot: int) -> bool:

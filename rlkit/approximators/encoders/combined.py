@@ -29,10 +29,16 @@ from typing import Any
 import gymnasium as gym
 import torch
 from torch import nn
+from torch.nn.modules import module as _torch_module
 
 from ...trajectories.structured import is_structured_space, space_keys
+from .flatten import FlattenEncoder
+from .multi_binary import MultiBinaryEncoder
 
 __all__ = ["CombinedEncoder"]
+
+#: key encoders that only flatten to float32 (no parameters)
+_FLAT = (FlattenEncoder, MultiBinaryEncoder)
 
 
 class CombinedEncoder(nn.Module):
@@ -69,8 +75,54 @@ class CombinedEncoder(nn.Module):
             }
         )
         self.n_features = sum(enc.n_features for enc in self.encoders.values())
+        # every key flattened (Box, MultiBinary): the widths of the one-concatenation path
+        encoders = [self.encoders[str(key)] for key in self.keys]
+        flat = all(type(e) in _FLAT for e in encoders)
+        self._widths = [e.n_features for e in encoders] if flat else None
 
     def forward(self, obs: Mapping[Any, torch.Tensor] | tuple) -> torch.Tensor:
         values = obs if isinstance(obs, Mapping) else dict(enumerate(obs))
-        parts = [self.encoders[str(key)](values[key]) for key in self.keys]
+        modules = self.encoders._modules
+        direct = not _hooked_globally()
+        widths = getattr(self, "_widths", None)
+        if direct and widths is not None and all(_plain(e) for e in modules.values()):
+            rows = [values[key] for key in self.keys]
+            first = rows[0]
+            if all(isinstance(r, torch.Tensor) and r.dtype == first.dtype for r in rows):
+                # Box and MultiBinary keys of one dtype: their rows side by side, converted to
+                # float32 once (the same numbers as converting each key, then concatenating)
+                flat = [r.reshape(r.shape[0], w) for r, w in zip(rows, widths, strict=True)]
+                return torch.cat(flat, dim=-1).to(torch.float32)
+        parts = []
+        for key in self.keys:
+            encoder = modules[str(key)]
+            # a key encoder without hooks: its forward, which is all that nn.Module.__call__
+            # would run, without __call__'s own cost (paid per key at every step)
+            call = encoder.forward if direct and _plain(encoder) else encoder
+            parts.append(call(values[key]))
         return torch.cat(parts, dim=-1)
+
+
+def _plain(module: nn.Module) -> bool:
+    """Whether calling ``module`` runs its ``forward`` and nothing else: no hooks of its own,
+    not compiled (``Module.compile``)."""
+    return not (
+        module._forward_hooks
+        or module._forward_pre_hooks
+        or module._backward_hooks
+        or module._backward_pre_hooks
+        or getattr(module, "_compiled_call_impl", None) is not None
+    )
+
+
+def _hooked_globally() -> bool:
+    """Whether global module hooks are registered or a trace is being recorded (where
+    ``__call__`` names the modules' scopes): then every key encoder is called as a module."""
+    m = _torch_module
+    return bool(
+        m._global_forward_hooks
+        or m._global_forward_pre_hooks
+        or m._global_backward_hooks
+        or m._global_backward_pre_hooks
+        or torch._C._get_tracing_state()
+    )
