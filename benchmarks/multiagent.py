@@ -19,9 +19,11 @@ CFR+ on Leduc), lives in benchmarks/multiagent_cfr.py, which takes its own optio
 * ``connect4``: ``SelfPlayDQN_ConnectFour`` per seed: the greedy learner's wins / draws / losses
   in 200 games from each seat against a uniformly random player of the legal moves (the claim:
   >= 95% wins from each seat);
-* ``spread``: ``SharedPPO_SimpleSpread`` per seed: the mean episode return (mean over the three
-  agents) of 50 evaluation episodes of the trained shared policy (greedy and stochastic) and of
-  the random policy on the same seeds, and the margin;
+* ``spread``: ``SharedPPO_SimpleSpread`` per seed (``--budget``: its ``total_steps``, every
+  agent's moves): the mean episode return (mean over the three agents) of 50 evaluation
+  episodes of the trained shared policy (greedy and stochastic, each agent acting on its own
+  observation in ``rk.PettingZooParallelEnv``) and of the random policy on the same seeds, and
+  the margin;
 * ``speed``: simple_spread agent moves per CPU second: a plain PettingZoo loop with random
   actions, ``rk.run`` with a shared ``rk.RandomPolicy``, and ``rk.run`` of the
   ``SharedPPO_SimpleSpread`` recipe (learning included).
@@ -132,12 +134,12 @@ def spread(seed: int, steps: int | None) -> tuple[str, float]:
     experiment = rk.make_experiment("SharedPPO_SimpleSpread", seed, **overrides)
     rk.run(experiment)
     seconds = time.perf_counter() - start
-    agents = experiment.env.agents
-    greedy = _spread_return(rk.greedy(experiment.policy), seed)
+    agents = experiment.env.agents  # the vector env's rows are the agents; evaluated by agent
+    trained = experiment.policy.policy  # the shared PPO policy, without its rollout
+    greedy = _spread_return(rk.MultiAgentPolicy.shared(rk.greedy(trained), agents), seed)
     with warnings.catch_warnings():  # the trained policy without its Agent: it acts only
         warnings.simplefilter("ignore")
-        inner = experiment.policy.policy_of(agents[0]).policy
-        stochastic = _spread_return(rk.MultiAgentPolicy.shared(inner, agents), seed)
+        stochastic = _spread_return(rk.MultiAgentPolicy.shared(trained, agents), seed)
     random = _spread_return(rk.MultiAgentPolicy.shared(rk.RandomPolicy(seed=seed), agents), seed)
     best = max(greedy, stochastic)
     return (f"SharedPPO_SimpleSpread seed {seed} ({seconds:.0f} s): greedy {greedy:.1f}, "
@@ -166,7 +168,7 @@ def speed(moves: int) -> list[str]:
     start = time.process_time()
     rk.run(random, wrapped, rk.StopAfterNSteps(moves // 3))  # a step: every agent's move
     loop = moves / (time.process_time() - start)
-    experiment = rk.make_experiment("SharedPPO_SimpleSpread", 0, total_steps=moves // 3)
+    experiment = rk.make_experiment("SharedPPO_SimpleSpread", 0, total_steps=moves)
     start = time.process_time()
     rk.run(experiment)
     ppo = moves / (time.process_time() - start)

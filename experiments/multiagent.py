@@ -393,25 +393,35 @@ def SharedPPO_SimpleSpread(
     max_cycles: int = 25,
     agent_id: bool = True,
 ) -> rk.Experiment:
-    """PPO with parameter sharing on MPE's simple_spread (3 agents, local rewards off): one
-    network acts for every agent (with its one-hot id appended to its observation), each agent
-    collecting its own rollout of ``n_steps`` moves; Stable-Baselines3's PPO defaults
-    otherwise. ``total_steps`` counts every agent's moves."""
+    """PPO with parameter sharing on MPE's simple_spread (3 agents; mpe2's default
+    ``local_ratio=0.5``: each agent's reward is half the shared distance term, half its own
+    collisions): one network acts for every agent (with its one-hot id appended to its
+    observation). The agents are the rows of one vector env (``rk.PettingZooVectorEnv``, one
+    copy: SuperSuit's ``pettingzoo_env_to_vec_env_v1``, the way Stable-Baselines3 trains
+    PettingZoo's parallel games), so one rollout holds ``n_steps`` moves of every agent and
+    PPO makes one update from all of them, as Stable-Baselines3 with SuperSuit and MAPPO do;
+    Stable-Baselines3's PPO defaults otherwise. ``total_steps`` counts every agent's moves.
+
+    Before (benchmarks/results_multiagent.txt): an ``rk.MultiAgentPolicy.shared`` agent on
+    ``rk.PettingZooParallelEnv`` gave each agent its own rollout, so the shared PPO made one
+    update per agent in turn, the second and third from moves the first update's parameters
+    did not make (off-policy for PPO); it got worse than the random policy with training.
+    """
+    import functools
+
     from mpe2 import simple_spread_v3
 
     name = "SharedPPO_SimpleSpread"
     env_seed, policy_seed = spawn_seeds(seed, 2)
-    env = rk.PettingZooParallelEnv(
-        simple_spread_v3.parallel_env(max_cycles=positive_int(name, "max_cycles", max_cycles)),
-        seed=int_seed(env_seed),
-        agent_id=agent_id,
+    env_fn = functools.partial(
+        simple_spread_v3.parallel_env, max_cycles=positive_int(name, "max_cycles", max_cycles)
     )
-    view = env.view(env.agents[0])
+    env = rk.PettingZooVectorEnv(env_fn, 1, seed=int_seed(env_seed), agent_id=agent_id)
     agent = rk.PPO.agent(
-        view, seed=policy_seed, lr=lr, n_steps=positive_int(name, "n_steps", n_steps)
+        env, seed=policy_seed, lr=lr, n_steps=positive_int(name, "n_steps", n_steps)
     )
     return rk.Experiment(
-        rk.MultiAgentPolicy.shared(agent, env.agents),
+        agent,
         env,
         rk.StopAfterNSteps(positive_int(name, "total_steps", total_steps)),
         rk.TotalRewardPerEpisode(),
