@@ -387,7 +387,7 @@ def SelfPlayDQN_ConnectFour(seed: int = 0, p: SelfPlayDQNParams = CONNECT4_DQN) 
 @rk.experiment
 def SharedPPO_SimpleSpread(
     seed: int = 0,
-    total_steps: int = 150_000,
+    total_steps: int = 450_000,
     lr: float = 3e-4,
     n_steps: int = 1024,
     max_cycles: int = 25,
@@ -400,7 +400,8 @@ def SharedPPO_SimpleSpread(
     copy: SuperSuit's ``pettingzoo_env_to_vec_env_v1``, the way Stable-Baselines3 trains
     PettingZoo's parallel games), so one rollout holds ``n_steps`` moves of every agent and
     PPO makes one update from all of them, as Stable-Baselines3 with SuperSuit and MAPPO do;
-    Stable-Baselines3's PPO defaults otherwise. ``total_steps`` counts every agent's moves.
+    Stable-Baselines3's PPO defaults otherwise. ``total_steps`` counts every agent's moves:
+    450,000 (150,000 joint steps), the data the recipe's former budget gave it.
 
     Before (benchmarks/results_multiagent.txt): an ``rk.MultiAgentPolicy.shared`` agent on
     ``rk.PettingZooParallelEnv`` gave each agent its own rollout, so the shared PPO made one
