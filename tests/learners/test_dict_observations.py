@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 from observation_envs import DictCartPole, DictPendulum, TupleCartPole, WrongKeys
+from one_liners import ONE_LINERS, one_torch_thread  # noqa: F401
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
@@ -30,12 +31,7 @@ SMALL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _params(module: torch.nn.Module) -> list[torch.Tensor]:
@@ -142,15 +138,6 @@ def test_dqn_with_vector_env_of_dict_observations():
                   _params(flat.policy.learner.approximator.model))  # fmt: skip
 
 
-#: the DQN family's one-liners, small: a learning step every 4 steps after 64 random ones
-ONE_LINERS = {
-    "DQN": {},
-    "QRDQN": {"n_quantiles": 10},
-    "PrioritizedDQN": {},
-    "C51": {},
-    "IQN": {"n_tau": 8, "n_tau_target": 8, "n_cos": 8, "n_acting": 8},
-    "Rainbow": {},
-}
 SMALL_REPLAY = {"learning_starts": 64, "batch_size": 16, "hidden": (32,), "buffer_size": 1000,
                 "target_update_interval": 50, "total_steps": 400}  # fmt: skip
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from observation_envs import DictCartPole, DictPendulum
+from one_liners import one_torch_thread  # noqa: F401
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
@@ -16,12 +17,7 @@ from rlkit.approximators.neural import q_network
 STEPS = 40
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _recorded(env_id: str, steps: int, path) -> rk.Dataset:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from one_liners import ONE_LINERS, one_torch_thread  # noqa: F401
 
 import rlkit as rk
 from rlkit.learners.batch import Batch
@@ -15,14 +16,7 @@ from rlkit.learners.value_based.agent_parts import exposes_action_masks
 from rlkit.learners.value_based.dqn import dqn_target
 
 GRID = "rlkit/InvalidActionGrid-v0"
-NAMES = {
-    "DQN": {},
-    "QRDQN": {"n_quantiles": 10},
-    "PrioritizedDQN": {},
-    "C51": {},
-    "IQN": {"n_tau": 8, "n_tau_target": 8, "n_cos": 8, "n_acting": 8},
-    "Rainbow": {},
-}
+NAMES = ONE_LINERS
 SMALL = {"learning_starts": 100, "batch_size": 16, "hidden": (32,), "buffer_size": 2000,
          "total_steps": 600, "exploration_final_eps": 0.3}  # fmt: skip
 
@@ -43,12 +37,7 @@ class LegalActions(rk.EmptyHook):
         self.n += env.n_envs
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_the_envs_that_expose_masks_are_found_before_their_first_reset():
