@@ -82,7 +82,7 @@ def test_the_test_section_says_how_long_and_offers_a_fast_subset_that_selects():
     import sys
 
     text = README.read_text()
-    assert "about 15 minutes on 2 cores" in text
+    assert re.search(r"about \d+ minutes on 2 cores", text)
     assert 'python -m pytest -m "not slow"' in text
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-m", "not slow",
