@@ -31,6 +31,7 @@ __all__ = [
     "observation_batch",
     "mask_batch",
     "single_or_batch",
+    "predicted_draw",
     "masked_argmax",
     "ObservationBatch",
 ]
@@ -126,6 +127,19 @@ def mask_batch(owner: str, action_masks: Any, n: int, n_actions: int | None) -> 
 def single_or_batch(actions: np.ndarray, single: bool) -> np.ndarray:
     """The first row for one observation (a 0-d array for Discrete actions), else the batch."""
     return actions[0, ...] if single else actions  # a 0-d array for one Discrete action
+
+
+def predicted_draw(policy: Any, dist: Any, deterministic: bool) -> Any:
+    """``predict``'s actions from ``dist``: its mode, or a sample from the policy's own predict
+    generator (seeded 0 on first use, apart from the generators training draws from)."""
+    if deterministic:
+        return dist.mode()
+    generator = policy.__dict__.get("_predict_generator")
+    if generator is None:
+        import torch  # here: the module serves tabular policies without torch too
+
+        generator = policy._predict_generator = torch.Generator().manual_seed(0)
+    return dist.sample(generator)
 
 
 def masked_argmax(values: np.ndarray, masks: np.ndarray | None) -> np.ndarray:

@@ -34,7 +34,7 @@ from ..trajectories.rollout import RolloutTrajectory
 from .distributions import ActionDistribution, distribution_for
 from .non_finite import cannot_act
 from .observations import all_finite, flat_rows, is_structured, observation_tensor, one_row
-from .predict import mask_batch, observation_batch, single_or_batch
+from .predict import mask_batch, observation_batch, predicted_draw, single_or_batch
 from .spaces import check_env_fits
 
 __all__ = ["StochasticPolicy", "DeterministicPolicy", "is_vector_env", "batch_view"]
@@ -199,13 +199,7 @@ class StochasticPolicy(AbstractPolicy):
         masks = mask_batch(owner, action_masks, len(batch), n_actions)
         with torch.no_grad():
             dist = self.distribution(self.observation_tensor(batch), masks)
-            if deterministic:
-                actions = dist.mode()
-            else:
-                generator = self.__dict__.get("_predict_generator")
-                if generator is None:
-                    generator = self._predict_generator = torch.Generator().manual_seed(0)
-                actions = dist.sample(generator)
+            actions = predicted_draw(self, dist, deterministic)
         return single_or_batch(self.env_actions(actions.cpu().numpy()), single)
 
     def env_actions(self, actions: np.ndarray) -> np.ndarray:

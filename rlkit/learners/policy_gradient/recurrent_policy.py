@@ -43,7 +43,12 @@ from ...core.dispatch import PlanStep, greedy, where
 from ...core.interfaces import AbstractPolicy
 from ...core.stages import PRE_EPISODE_STAGE, PRE_EXPERIMENT_STAGE, AbstractStage
 from ...core.state import require_keys
-from ...policies.predict import mask_batch, observation_batch, single_or_batch
+from ...policies.predict import (
+    mask_batch,
+    observation_batch,
+    predicted_draw,
+    single_or_batch,
+)
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
 from ..built import BuiltPolicy
@@ -217,13 +222,7 @@ class RecurrentActing:
                 torch.as_tensor(starts, device=self.device),
             )  # fmt: skip
             dist = self.dist_class.from_inputs(inputs, self.action_space, masks)
-            if deterministic:
-                actions = dist.mode()
-            else:
-                generator = self.__dict__.get("_predict_generator")
-                if generator is None:
-                    generator = self._predict_generator = torch.Generator().manual_seed(0)
-                actions = dist.sample(generator)
+            actions = predicted_draw(self, dist, deterministic)
         next_state = after.cpu().numpy()
         actions = single_or_batch(self.env_actions(actions.cpu().numpy()), single)
         return actions, next_state[0] if single else next_state
