@@ -10,7 +10,7 @@ ensemble's prediction error, and MBPO on HalfCheetah.
 ``--episodes`` episodes) every ``--every`` steps up to its budget (``--max-steps``, SAC_Pendulum
 20,000), and stops at the first evaluation whose mean is at least ``--threshold`` (-200); one
 line per run: the steps to the threshold (or "not reached" and the best mean), the wall time
-to it (training and evaluations) and the time per environment step. ``error``: an
+to it (training and evaluations), its CPU time, and both per environment step. ``error``: an
 ``rk.EnsembleDynamicsModel`` (MBPO_Pendulum's) trained on ``--train`` random-action transitions,
 its elites' mean prediction rolled open loop with the real actions on held-out episodes: the
 mean squared error of the state after 1, 5, 10 and 20 steps. ``cheetah``: MBPO_HalfCheetah for
@@ -37,7 +37,7 @@ class StopAtThreshold(rk.AbstractStopCondition):
 
     def __init__(self, hook: rk.EvaluationHook, threshold: float, label: str) -> None:
         self.hook, self.threshold, self.label, self.seen = hook, threshold, label, 0
-        self.start = time.perf_counter()
+        self.start, self.cpu_start = time.perf_counter(), time.process_time()
 
     def step(self, policy, env) -> bool:
         results = self.hook.results
@@ -45,7 +45,8 @@ class StopAtThreshold(rk.AbstractStopCondition):
             self.seen = len(results)
             last = results[-1]
             print(f"  {self.label}: {last.step} steps: {last.mean:.1f} "
-                  f"({time.perf_counter() - self.start:.0f} s)", flush=True)  # fmt: skip
+                  f"({time.perf_counter() - self.start:.0f} s wall, "
+                  f"{time.process_time() - self.cpu_start:.0f} s CPU)", flush=True)  # fmt: skip
         return bool(results) and results[-1].mean >= self.threshold
 
 
@@ -60,9 +61,10 @@ def sample_efficiency(args: argparse.Namespace) -> None:
             )  # fmt: skip
             label = f"{name} seed {seed}"
             stop = rk.StopAfterNSteps(budget) | StopAtThreshold(evaluation, args.threshold, label)
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             rk.run(experiment.policy, experiment.env, stop, evaluation)
             seconds = time.perf_counter() - start
+            cpu = time.process_time() - cpu_start
             results = evaluation.results
             reached = [r for r in results if r.mean >= args.threshold]
             curve = " ".join(f"{r.step}:{r.mean:.0f}" for r in results)
@@ -73,9 +75,10 @@ def sample_efficiency(args: argparse.Namespace) -> None:
                 steps = results[-1].step if results else 0
                 best = max((r.mean for r in results), default=float("nan"))
                 verdict = f"not reached in {steps} steps (best {best:.1f})"
-            print(f"{name} seed {seed}: {verdict}; {seconds:.0f} s wall "
-                  f"({1000 * seconds / max(steps, 1):.1f} ms/step incl. evaluations); "
-                  f"curve {curve}", flush=True)  # fmt: skip
+            per_step = 1000 / max(steps, 1)
+            print(f"{name} seed {seed}: {verdict}; {seconds:.0f} s wall, {cpu:.0f} s CPU "
+                  f"({per_step * seconds:.1f} ms wall, {per_step * cpu:.1f} ms CPU per step "
+                  f"incl. evaluations); curve {curve}", flush=True)  # fmt: skip
 
 
 def _episodes(n_steps: int, seed: int) -> list[dict[str, np.ndarray]]:
