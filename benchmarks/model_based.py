@@ -3,7 +3,7 @@ ensemble's prediction error, and MBPO on HalfCheetah.
 
     OMP_NUM_THREADS=1 nice python benchmarks/model_based.py sample --seeds 5 \
         --recipes MBPO_Pendulum PETS_Pendulum SAC_Pendulum
-    OMP_NUM_THREADS=1 nice python benchmarks/model_based.py error
+    OMP_NUM_THREADS=1 nice python benchmarks/model_based.py error [--recipe PETS_Pendulum]
     OMP_NUM_THREADS=1 nice python benchmarks/model_based.py cheetah --steps 8000
 
 ``sample``: each recipe runs with an ``rk.EvaluationHook`` (the deterministic policy,
@@ -11,11 +11,11 @@ ensemble's prediction error, and MBPO on HalfCheetah.
 20,000), and stops at the first evaluation whose mean is at least ``--threshold`` (-200); one
 line per run: the steps to the threshold (or "not reached" and the best mean), the wall time
 to it (training and evaluations), its CPU time, and both per environment step. ``error``: an
-``rk.EnsembleDynamicsModel`` (MBPO_Pendulum's) trained on ``--train`` random-action transitions,
-its elites' mean prediction rolled open loop with the real actions on held-out episodes: the
-mean squared error of the state after 1, 5, 10 and 20 steps. ``cheetah``: MBPO_HalfCheetah for
-``--steps`` steps, the training episodes' returns. benchmarks/results_model_based.txt holds a
-measured output.
+``rk.EnsembleDynamicsModel`` (``--recipe``'s settings: MBPO_Pendulum's, or PETS_Pendulum's with
+its known reward) trained on ``--train`` random-action transitions, its elites' mean prediction
+rolled open loop with the real actions on held-out episodes: the mean squared error of the
+state after 1, 5, 10 and 20 steps. ``cheetah``: MBPO_HalfCheetah for ``--steps`` steps, the
+training episodes' returns. benchmarks/results_model_based.txt holds a measured output.
 """
 
 from __future__ import annotations
@@ -99,19 +99,26 @@ def _episodes(n_steps: int, seed: int) -> list[dict[str, np.ndarray]]:
     return out
 
 
-def prediction_error(args: argparse.Namespace) -> None:
-    from rlkit.experiments.model_based import MBPO_PENDULUM
+def recipe_model(name: str, env: rk.GymEnv) -> rk.EnsembleDynamicsModel:
+    """A fresh ensemble with the model settings of the recipe ``name`` (MBPO_Pendulum or
+    PETS_Pendulum): its members, elites, layers, minibatch, epochs and known reward."""
+    from rlkit.experiments.model_based import MBPO_PENDULUM, PETS_PENDULUM, pendulum_reward
 
+    p = {"MBPO_Pendulum": MBPO_PENDULUM, "PETS_Pendulum": PETS_PENDULUM}[name]
+    return rk.EnsembleDynamicsModel(
+        env.state_space, env.action_space, ensemble_size=p.ensemble_size, n_elites=p.n_elites,
+        hidden=p.model_hidden, lr=p.model_lr, batch_size=p.model_batch_size,
+        holdout_ratio=p.model_holdout_ratio, max_epochs_since_update=p.max_epochs_since_update,
+        max_epochs=p.model_max_epochs, reward_fn=pendulum_reward if p.known_reward else None,
+        seed=0,
+    )  # fmt: skip
+
+
+def prediction_error(args: argparse.Namespace) -> None:
     torch.manual_seed(0)
     train = _episodes(args.train, seed=0)
     data = {k: np.concatenate([e[k] for e in train]) for k in train[0]}
-    env = rk.GymEnv("Pendulum-v1")
-    p = MBPO_PENDULUM
-    model = rk.EnsembleDynamicsModel(
-        env.state_space, env.action_space, ensemble_size=p.ensemble_size, n_elites=p.n_elites,
-        hidden=p.model_hidden, batch_size=p.model_batch_size, max_epochs=p.model_max_epochs,
-        seed=0,
-    )  # fmt: skip
+    model = recipe_model(args.recipe, rk.GymEnv("Pendulum-v1"))
     start = time.perf_counter()
     stats = model.fit(data)
     fit_seconds = time.perf_counter() - start
@@ -128,11 +135,11 @@ def prediction_error(args: argparse.Namespace) -> None:
                     errors[h].append(
                         float(((state - episode["next_state"][t + h - 1]) ** 2).mean())
                     )
-    print(f"model: {model!r}, trained on {len(data['state'])} random transitions in "
-          f"{fit_seconds:.0f} s ({stats['model_epochs']:.0f} epochs, held-out MSE of the "
-          f"elites {stats['model_holdout_mse']:.4f})")  # fmt: skip
+    print(f"{args.recipe}'s model: {model!r}, trained on {len(data['state'])} random "
+          f"transitions in {fit_seconds:.0f} s ({stats['model_epochs']:.0f} epochs, held-out "
+          f"MSE of the elites {stats['model_holdout_mse']:.2e})")  # fmt: skip
     for h in horizons:
-        print(f"open-loop {h:2d}-step state MSE on held-out episodes: {np.mean(errors[h]):.4f}")
+        print(f"open-loop {h:2d}-step state MSE on held-out episodes: {np.mean(errors[h]):.2e}")
 
 
 def cheetah(args: argparse.Namespace) -> None:
@@ -160,6 +167,7 @@ def main() -> None:
     s.add_argument("--max-steps", type=int, default=None)
     e = sub.add_parser("error")
     e.add_argument("--train", type=int, default=2000)
+    e.add_argument("--recipe", choices=["MBPO_Pendulum", "PETS_Pendulum"], default="MBPO_Pendulum")
     c = sub.add_parser("cheetah")
     c.add_argument("--steps", type=int, default=8000)
     c.add_argument("--seed", type=int, default=0)
