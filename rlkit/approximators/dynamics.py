@@ -324,7 +324,7 @@ class EnsembleDynamicsModel(AbstractApproximator):
     def elite_network(self) -> SelectedMembers:
         """The elites of the network with their weights gathered once
         (:class:`~rlkit.approximators.ensemble.SelectedMembers`), for the many steps of one
-        planning call (:meth:`sample_grouped`'s ``elites``); select again after a fit.
+        rollout (:meth:`sample_grouped`'s ``elites``); select again after a fit.
 
         Example:
             >>> import torch, rlkit as rk

@@ -61,7 +61,7 @@ def test_expected_returns_with_a_known_model_and_reward():
 @torch.no_grad()
 def _reference_expected_returns(model, state, actions, particles, generator):
     """The planner's rollout as it was before the elites' weights were gathered once per
-    planning call (rlkit 3552e97): each step through ``model.network(x, elites)``, which
+    rollout (rlkit 3552e97): each step through ``model.network(x, elites)``, which
     gathers them again, the termination mask always applied."""
     n_pop, horizon, _ = actions.shape
     n_elites = len(model.elites)
