@@ -3,19 +3,19 @@ ensemble's prediction error, and MBPO on HalfCheetah.
 
     OMP_NUM_THREADS=1 nice python benchmarks/model_based.py sample --seeds 5 \
         --recipes MBPO_Pendulum PETS_Pendulum SAC_Pendulum
-    OMP_NUM_THREADS=1 nice python benchmarks/model_based.py error
+    OMP_NUM_THREADS=1 nice python benchmarks/model_based.py error [--recipe PETS_Pendulum]
     OMP_NUM_THREADS=1 nice python benchmarks/model_based.py cheetah --steps 8000
 
 ``sample``: each recipe runs with an ``rk.EvaluationHook`` (the deterministic policy,
 ``--episodes`` episodes) every ``--every`` steps up to its budget (``--max-steps``, SAC_Pendulum
 20,000), and stops at the first evaluation whose mean is at least ``--threshold`` (-200); one
 line per run: the steps to the threshold (or "not reached" and the best mean), the wall time
-to it (training and evaluations) and the time per environment step. ``error``: an
-``rk.EnsembleDynamicsModel`` (MBPO_Pendulum's) trained on ``--train`` random-action transitions,
-its elites' mean prediction rolled open loop with the real actions on held-out episodes: the
-mean squared error of the state after 1, 5, 10 and 20 steps. ``cheetah``: MBPO_HalfCheetah for
-``--steps`` steps, the training episodes' returns. benchmarks/results_model_based.txt holds a
-measured output.
+to it (training and evaluations), its CPU time, and both per environment step. ``error``: an
+``rk.EnsembleDynamicsModel`` (``--recipe``'s settings: MBPO_Pendulum's, or PETS_Pendulum's with
+its known reward) trained on ``--train`` random-action transitions, its elites' mean prediction
+rolled open loop with the real actions on held-out episodes: the mean squared error of the
+state after 1, 5, 10 and 20 steps. ``cheetah``: MBPO_HalfCheetah for ``--steps`` steps, the
+training episodes' returns. benchmarks/results_model_based.txt holds a measured output.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class StopAtThreshold(rk.AbstractStopCondition):
 
     def __init__(self, hook: rk.EvaluationHook, threshold: float, label: str) -> None:
         self.hook, self.threshold, self.label, self.seen = hook, threshold, label, 0
-        self.start = time.perf_counter()
+        self.start, self.cpu_start = time.perf_counter(), time.process_time()
 
     def step(self, policy, env) -> bool:
         results = self.hook.results
@@ -45,7 +45,8 @@ class StopAtThreshold(rk.AbstractStopCondition):
             self.seen = len(results)
             last = results[-1]
             print(f"  {self.label}: {last.step} steps: {last.mean:.1f} "
-                  f"({time.perf_counter() - self.start:.0f} s)", flush=True)  # fmt: skip
+                  f"({time.perf_counter() - self.start:.0f} s wall, "
+                  f"{time.process_time() - self.cpu_start:.0f} s CPU)", flush=True)  # fmt: skip
         return bool(results) and results[-1].mean >= self.threshold
 
 
@@ -60,9 +61,10 @@ def sample_efficiency(args: argparse.Namespace) -> None:
             )  # fmt: skip
             label = f"{name} seed {seed}"
             stop = rk.StopAfterNSteps(budget) | StopAtThreshold(evaluation, args.threshold, label)
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             rk.run(experiment.policy, experiment.env, stop, evaluation)
             seconds = time.perf_counter() - start
+            cpu = time.process_time() - cpu_start
             results = evaluation.results
             reached = [r for r in results if r.mean >= args.threshold]
             curve = " ".join(f"{r.step}:{r.mean:.0f}" for r in results)
@@ -73,9 +75,10 @@ def sample_efficiency(args: argparse.Namespace) -> None:
                 steps = results[-1].step if results else 0
                 best = max((r.mean for r in results), default=float("nan"))
                 verdict = f"not reached in {steps} steps (best {best:.1f})"
-            print(f"{name} seed {seed}: {verdict}; {seconds:.0f} s wall "
-                  f"({1000 * seconds / max(steps, 1):.1f} ms/step incl. evaluations); "
-                  f"curve {curve}", flush=True)  # fmt: skip
+            per_step = 1000 / max(steps, 1)
+            print(f"{name} seed {seed}: {verdict}; {seconds:.0f} s wall, {cpu:.0f} s CPU "
+                  f"({per_step * seconds:.1f} ms wall, {per_step * cpu:.1f} ms CPU per step "
+                  f"incl. evaluations); curve {curve}", flush=True)  # fmt: skip
 
 
 def _episodes(n_steps: int, seed: int) -> list[dict[str, np.ndarray]]:
@@ -96,19 +99,26 @@ def _episodes(n_steps: int, seed: int) -> list[dict[str, np.ndarray]]:
     return out
 
 
-def prediction_error(args: argparse.Namespace) -> None:
-    from rlkit.experiments.model_based import MBPO_PENDULUM
+def recipe_model(name: str, env: rk.GymEnv) -> rk.EnsembleDynamicsModel:
+    """A fresh ensemble with the model settings of the recipe ``name`` (MBPO_Pendulum or
+    PETS_Pendulum): its members, elites, layers, minibatch, epochs and known reward."""
+    from rlkit.experiments.model_based import MBPO_PENDULUM, PETS_PENDULUM, pendulum_reward
 
+    p = {"MBPO_Pendulum": MBPO_PENDULUM, "PETS_Pendulum": PETS_PENDULUM}[name]
+    return rk.EnsembleDynamicsModel(
+        env.state_space, env.action_space, ensemble_size=p.ensemble_size, n_elites=p.n_elites,
+        hidden=p.model_hidden, lr=p.model_lr, batch_size=p.model_batch_size,
+        holdout_ratio=p.model_holdout_ratio, max_epochs_since_update=p.max_epochs_since_update,
+        max_epochs=p.model_max_epochs, reward_fn=pendulum_reward if p.known_reward else None,
+        seed=0,
+    )  # fmt: skip
+
+
+def prediction_error(args: argparse.Namespace) -> None:
     torch.manual_seed(0)
     train = _episodes(args.train, seed=0)
     data = {k: np.concatenate([e[k] for e in train]) for k in train[0]}
-    env = rk.GymEnv("Pendulum-v1")
-    p = MBPO_PENDULUM
-    model = rk.EnsembleDynamicsModel(
-        env.state_space, env.action_space, ensemble_size=p.ensemble_size, n_elites=p.n_elites,
-        hidden=p.model_hidden, batch_size=p.model_batch_size, max_epochs=p.model_max_epochs,
-        seed=0,
-    )  # fmt: skip
+    model = recipe_model(args.recipe, rk.GymEnv("Pendulum-v1"))
     start = time.perf_counter()
     stats = model.fit(data)
     fit_seconds = time.perf_counter() - start
@@ -125,11 +135,11 @@ def prediction_error(args: argparse.Namespace) -> None:
                     errors[h].append(
                         float(((state - episode["next_state"][t + h - 1]) ** 2).mean())
                     )
-    print(f"model: {model!r}, trained on {len(data['state'])} random transitions in "
-          f"{fit_seconds:.0f} s ({stats['model_epochs']:.0f} epochs, held-out MSE of the "
-          f"elites {stats['model_holdout_mse']:.4f})")  # fmt: skip
+    print(f"{args.recipe}'s model: {model!r}, trained on {len(data['state'])} random "
+          f"transitions in {fit_seconds:.0f} s ({stats['model_epochs']:.0f} epochs, held-out "
+          f"MSE of the elites {stats['model_holdout_mse']:.2e})")  # fmt: skip
     for h in horizons:
-        print(f"open-loop {h:2d}-step state MSE on held-out episodes: {np.mean(errors[h]):.4f}")
+        print(f"open-loop {h:2d}-step state MSE on held-out episodes: {np.mean(errors[h]):.2e}")
 
 
 def cheetah(args: argparse.Namespace) -> None:
@@ -157,6 +167,7 @@ def main() -> None:
     s.add_argument("--max-steps", type=int, default=None)
     e = sub.add_parser("error")
     e.add_argument("--train", type=int, default=2000)
+    e.add_argument("--recipe", choices=["MBPO_Pendulum", "PETS_Pendulum"], default="MBPO_Pendulum")
     c = sub.add_parser("cheetah")
     c.add_argument("--steps", type=int, default=8000)
     c.add_argument("--seed", type=int, default=0)

@@ -61,7 +61,7 @@ from ..core.interfaces import AbstractApproximator
 from ..core.seeding import int_seed, spawn_seeds
 from ..core.state import generator_state, require_keys, set_generator_state
 from ..optimizers.gradient import GradientDescent
-from .ensemble import ProbabilisticEnsemble, gaussian_nll
+from .ensemble import ProbabilisticEnsemble, SelectedMembers, gaussian_nll
 from .neural import resolve_device
 
 __all__ = ["EnsembleDynamicsModel", "check_model_fn", "mbpo_weight_decays", "select_elites"]
@@ -321,13 +321,35 @@ class EnsembleDynamicsModel(AbstractApproximator):
             mean = mean + noise * torch.exp(0.5 * logvar)
         return self._outcome(state, action, mean)
 
+    def elite_network(self) -> SelectedMembers:
+        """The elites of the network with their weights gathered once
+        (:class:`~rlkit.approximators.ensemble.SelectedMembers`), for the many steps of one
+        rollout (:meth:`sample_grouped`'s ``elites``); select again after a fit.
+
+        Example:
+            >>> import torch, rlkit as rk
+            >>> env = rk.GymEnv("Pendulum-v1")
+            >>> m = rk.EnsembleDynamicsModel(env.state_space, env.action_space, ensemble_size=7,
+            ...                              hidden=(8,))
+            >>> m.elite_network()(torch.zeros(5, 2, 4))[0].shape
+            torch.Size([5, 2, 4])
+        """
+        return self.network.select(torch.as_tensor(self.elites, device=self.device))
+
     @torch.no_grad()
     def sample_grouped(
-        self, state: torch.Tensor, action: torch.Tensor, generator: torch.Generator
+        self,
+        state: torch.Tensor,
+        action: torch.Tensor,
+        generator: torch.Generator,
+        *,
+        elites: SelectedMembers | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One model step for particles grouped by elite, ``(n_elites, P, n_obs)`` and
         ``(n_elites, P, n_act)``: group ``i`` always steps with elite ``i`` (PETS' trajectory
         sampling TS-∞, a fixed member per particle), its Gaussian sampled with ``generator``.
+        ``elites``: :meth:`elite_network`, gathered once by a caller that steps many times
+        (the same result; None gathers it here).
 
         Example:
             >>> import torch, rlkit as rk
@@ -338,8 +360,8 @@ class EnsembleDynamicsModel(AbstractApproximator):
             ...                  torch.Generator())[0].shape
             torch.Size([5, 2, 3])
         """
-        elites = torch.as_tensor(self.elites, device=self.device)
-        mean, logvar = self.network(self._inputs(state, action), elites)
+        network = self.elite_network() if elites is None else elites
+        mean, logvar = network(self._inputs(state, action))
         noise = torch.randn(mean.shape, generator=generator).to(self.device)
         return self._outcome(state, action, mean + noise * torch.exp(0.5 * logvar))
 

@@ -149,6 +149,28 @@ def test_grouped_sampling_steps_each_group_with_its_elite():
     torch.testing.assert_close(next_s, expected)
 
 
+def test_selected_members_compute_exactly_the_network_s_forward_on_those_members():
+    net = ProbabilisticEnsemble(4, 5, 3, (16, 16), generator=torch.Generator().manual_seed(0))
+    members, x = torch.tensor([3, 0, 2]), torch.randn(3, 7, 5)
+    with torch.no_grad():
+        selected = net.select(members)
+        for got, expected in zip(selected(x), net(x, members), strict=True):
+            assert torch.equal(got, expected)  # bit for bit: the same kernels
+        net.head.bias.add_(1.0)  # a later change of the network is not followed
+        assert not torch.equal(net.select(members)(x)[0], selected(x)[0])
+
+
+def test_grouped_sampling_with_the_elites_gathered_once_is_the_same_step():
+    model = rk.EnsembleDynamicsModel(*_spaces(), ensemble_size=3, n_elites=2, hidden=(8,))
+    model.elites = [2, 0]
+    s, a = torch.randn(2, 4, 3), torch.randn(2, 4, 1)
+    slow = model.sample_grouped(s, a, torch.Generator().manual_seed(0))
+    fast = model.sample_grouped(
+        s, a, torch.Generator().manual_seed(0), elites=model.elite_network()
+    )
+    assert all(torch.equal(x, y) for x, y in zip(slow, fast, strict=True))
+
+
 def test_the_state_dict_restores_the_model():
     a = rk.EnsembleDynamicsModel(*_spaces(), ensemble_size=3, n_elites=2, hidden=(8,),
                                  max_epochs=2, seed=1)  # fmt: skip

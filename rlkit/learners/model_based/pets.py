@@ -109,14 +109,19 @@ def expected_returns(
     n_elites = len(model.elites)
     per_member = particles // n_elites
     rows = n_pop * per_member  # particles of one member: (candidate, copy)
+    elites = model.elite_network()  # the elites' weights, gathered once for the whole horizon
     s = state.reshape(1, 1, -1).expand(n_elites, rows, state.shape[-1]).contiguous()
+    copies = actions.repeat_interleave(per_member, dim=0)  # (rows, horizon, n_act)
     total = torch.zeros(n_elites, rows, device=state.device)
-    alive = torch.ones(n_elites, rows, dtype=torch.bool, device=state.device)
+    alive = None if model.termination_fn is None else torch.ones_like(total, dtype=torch.bool)
     for t in range(horizon):
-        a = actions[:, t].repeat_interleave(per_member, dim=0).expand(n_elites, rows, -1)
-        s, reward, terminated = model.sample_grouped(s, a, generator)
-        total = total + torch.where(alive, reward, torch.zeros_like(reward))
-        alive = alive & ~terminated
+        a = copies[:, t].expand(n_elites, rows, -1)
+        s, reward, terminated = model.sample_grouped(s, a, generator, elites=elites)
+        if alive is None:  # no termination function: every particle lives the whole horizon
+            total += reward
+        else:
+            total += torch.where(alive, reward, torch.zeros_like(reward))
+            alive &= ~terminated
     return total.reshape(n_elites, n_pop, per_member).mean(dim=(0, 2))
 
 

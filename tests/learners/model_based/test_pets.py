@@ -58,6 +58,85 @@ def test_expected_returns_with_a_known_model_and_reward():
     torch.testing.assert_close(returns, torch.tensor([0.0, -5.0]))
 
 
+@torch.no_grad()
+def _reference_expected_returns(model, state, actions, particles, generator):
+    """The planner's rollout as it was before the elites' weights were gathered once per
+    rollout (rlkit 3552e97): each step through ``model.network(x, elites)``, which
+    gathers them again, the termination mask always applied."""
+    n_pop, horizon, _ = actions.shape
+    n_elites = len(model.elites)
+    per_member = particles // n_elites
+    rows = n_pop * per_member
+    s = state.reshape(1, 1, -1).expand(n_elites, rows, state.shape[-1]).contiguous()
+    total = torch.zeros(n_elites, rows)
+    alive = torch.ones(n_elites, rows, dtype=torch.bool)
+    elites = torch.as_tensor(model.elites)
+    for t in range(horizon):
+        a = actions[:, t].repeat_interleave(per_member, dim=0).expand(n_elites, rows, -1)
+        mean, logvar = model.network(model._inputs(s, a), elites)
+        noise = torch.randn(mean.shape, generator=generator)
+        s, reward, terminated = model._outcome(s, a, mean + noise * torch.exp(0.5 * logvar))
+        total = total + torch.where(alive, reward, torch.zeros_like(reward))
+        alive = alive & ~terminated
+    return total.reshape(n_elites, n_pop, per_member).mean(dim=(0, 2))
+
+
+def _fitted_model(**kw):
+    env = rk.GymEnv("Pendulum-v1")
+    model = rk.EnsembleDynamicsModel(env.state_space, env.action_space, ensemble_size=7,
+                                     n_elites=5, hidden=(32, 32), max_epochs=3, seed=0,
+                                     **kw)  # fmt: skip
+    rng = np.random.default_rng(0)
+    s = rng.uniform(-1, 1, size=(300, 3)).astype(np.float32)
+    a = rng.uniform(-2, 2, size=(300, 1)).astype(np.float32)
+    model.fit(dict(state=s, action=a, reward=-(s**2).sum(1), next_state=s + 0.05 * a))
+    return model
+
+
+def _falls(state, action, next_state):
+    return next_state[..., 0] < -0.2
+
+
+@pytest.mark.parametrize(
+    "model_settings",
+    [{}, {"reward_fn": pendulum_reward}, {"reward_fn": pendulum_reward, "termination_fn": _falls}],
+    ids=["learned reward", "known reward", "known reward and termination"],
+)
+def test_the_planner_s_returns_are_bit_for_bit_those_of_the_step_by_step_rollout(model_settings):
+    # the speed-up (weights gathered once, no mask without a termination function) computes
+    # exactly what the rollout did before, with the same draws of the generator
+    model = _fitted_model(**model_settings)
+    state = torch.tensor([0.3, -0.9, 1.5])
+    actions = torch.rand(40, 8, 1, generator=torch.Generator().manual_seed(1)) * 4 - 2
+    fast_g, slow_g = torch.Generator().manual_seed(2), torch.Generator().manual_seed(2)
+    fast = expected_returns(model, state, actions, 10, fast_g)
+    slow = _reference_expected_returns(model, state, actions, 10, slow_g)
+    assert torch.equal(fast, slow)
+    assert torch.equal(fast_g.get_state(), slow_g.get_state())
+
+
+def test_a_whole_planning_call_is_bit_for_bit_the_step_by_step_planner():
+    env = rk.GymEnv("Pendulum-v1", seed=0)
+    agent = rk.PETS.agent(env, seed=0, **SMALL)
+    rk.run(agent, env, rk.StopAfterNSteps(60))
+    policy = agent.policy
+    fast_g, slow_g = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    s = torch.as_tensor(np.asarray(env.state, np.float32))
+    warm = policy.initial_plan()
+    var = ((policy.high - policy.low) / 4).pow(2).expand_as(warm).clone()
+    c = policy.config
+    slow = cem(
+        lambda x: _reference_expected_returns(policy.dynamics, s, x, c["particles"], slow_g),
+        warm, var, policy.low, policy.high, population=c["population"],
+        n_elites=c["cem_elites"], iterations=c["cem_iterations"], alpha=c["alpha"],
+        generator=slow_g,
+    )  # fmt: skip
+    action, shifted = policy.plan_action(env.state, warm, fast_g)
+    assert torch.equal(shifted[:-1], slow[1:])
+    assert np.array_equal(action, slow[0].numpy().astype(np.float32).reshape(1))
+    assert torch.equal(fast_g.get_state(), slow_g.get_state())
+
+
 def test_rewards_after_a_predicted_termination_count_zero():
     env = rk.GymEnv("Pendulum-v1")
 
