@@ -1,0 +1,217 @@
+"""``CartPoleBatch``: the ``CartPole-v1`` sub-envs of several in-process vector envs stepped as
+one numpy batch, bit for bit as gymnasium steps them one by one (docs/how-to/speed.md, many
+seeds in one process).
+
+Stepping a ``gymnasium.vector.SyncVectorEnv`` of CartPoles costs about 20 microseconds of Python
+per sub-env and step (the wrapper chain, the action check, the scalar arithmetic), far more than
+the physics. ``CartPoleBatch`` computes the step of every sub-env at once with the same numpy
+operations, in the same order, as ``gymnasium.envs.classic_control.CartPoleEnv.step`` (so the
+same float64 results: numpy's element-wise functions give an element the same value in an
+array as alone), then writes each sub-env's new state and step count back into its own objects
+(``CartPoleEnv.state``, ``TimeLimit._elapsed_steps``), so the sub-envs stay the truth: their
+checkpoints (``state_dict``), a later one-by-one step and their resets see exactly what
+stepping them one by one would have left. A sub-env whose episode ends is reset through its own
+wrapper chain (its own generator), as ``SyncVectorEnv``'s same-step autoreset resets it.
+
+Used only where that equality holds by construction: every vector env an in-process
+(``"sync"``) ``rk.VectorGymEnv`` with same-step autoreset and no action masks, every sub-env
+``gymnasium.make("CartPole-v1")``'s exact wrapper chain (``TimeLimit``, ``OrderEnforcing``,
+``PassiveEnvChecker``) around an exact ``CartPoleEnv`` with its default physics (Euler
+integration, no rendering, the default reward), and at each step only once gymnasium's
+one-time checks have run (each sub-env's first steps go one by one) and every action is 0 or
+1; otherwise the sub-envs are stepped one by one as before (:meth:`CartPoleBatch.step` returns
+None). gymnasium's own numpy-vectorised ``CartPoleVectorEnv`` is not used: it draws every
+sub-env's resets from one generator, so it cannot reproduce a single run's streams.
+
+Example:
+    >>> import rlkit as rk
+    >>> envs = [rk.VectorGymEnv("CartPole-v1", 2, seed=s) for s in (0, 1)]
+    >>> batch = CartPoleBatch.of(envs)
+    >>> for env in envs:
+    ...     env.reset()
+    >>> batch.step([0, 1, 1, 0]) is None  # gymnasium's first-step checks: one by one
+    True
+    >>> for env in envs:
+    ...     env.act([1, 1])
+    >>> batch.step([0, 1, 1, 0]) is not None, envs[1].steps
+    (True, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+from gymnasium.wrappers import OrderEnforcing, PassiveEnvChecker, TimeLimit
+
+from .vector import VectorGymEnv
+from .vector_group import _Group, _Labelled
+
+__all__ = ["CartPoleBatch"]
+
+_CHAIN = (TimeLimit, OrderEnforcing, PassiveEnvChecker, CartPoleEnv)
+_PHYSICS = (
+    "gravity", "masscart", "masspole", "total_mass", "length", "polemass_length", "force_mag",
+    "tau", "theta_threshold_radians", "x_threshold",
+)  # fmt: skip
+
+
+class CartPoleBatch:
+    """The sub-envs of the vector envs ``envs`` (in order) stepped as one numpy batch (module
+    docstring). Build it with :meth:`of`, which returns None where the batch would not be exact.
+
+    Example:
+        >>> import rlkit as rk
+        >>> CartPoleBatch.of([rk.VectorGymEnv("Acrobot-v1", 2, seed=0)]) is None
+        True
+    """
+
+    def __init__(self, envs: Sequence[VectorGymEnv], chains: list[tuple]) -> None:
+        self.envs = list(envs)
+        self.sizes = [env.n_envs for env in self.envs]
+        self.n_envs = sum(self.sizes)
+        self.subs = [chain[0] for chain in chains]
+        self.limits = [chain[1] for chain in chains]
+        self.orders = [chain[2] for chain in chains]
+        self.checkers = [chain[3] for chain in chains]
+        self.carts = [chain[4] for chain in chains]
+        cart = self.carts[0]
+        self.physics = {name: getattr(cart, name) for name in _PHYSICS}
+        self.max_steps = np.array([limit._max_episode_steps for limit in self.limits])
+
+    def __repr__(self) -> str:
+        return f"CartPoleBatch({self.n_envs} sub-envs in {len(self.envs)} vector envs)"
+
+    @classmethod
+    def of(cls, envs: Sequence[Any]) -> CartPoleBatch | None:
+        """A batch of the sub-envs of ``envs``, or None when any of them is not a default
+        ``CartPole-v1`` of an in-process vector env (module docstring)."""
+        chains = []
+        physics = None
+        for env in envs:
+            group = getattr(env, "_group", None)
+            if (
+                type(env) is not VectorGymEnv
+                or type(group) is not _Group
+                or not group.in_process
+                or not group.same_step
+                or type(group.vec) is not gym.vector.SyncVectorEnv
+            ):
+                return None
+            for sub in group.vec.envs:
+                chain = _chain(sub)
+                if chain is None:
+                    return None
+                values = tuple(getattr(chain[4], name) for name in _PHYSICS)
+                if physics is not None and values != physics:
+                    return None
+                physics = values
+                chains.append(chain)
+        return cls(envs, chains) if chains else None
+
+    def ready(self) -> bool:
+        """Whether the next step can be batched: gymnasium's one-time checks have run, every
+        sub-env is in an episode, no vector env waits for a reset or is closed."""
+        return (
+            all(not env.needs_reset and not env._closed for env in self.envs)
+            and all(c.checked_step and c.checked_data_reuse for c in self.checkers)
+            and all(o._has_reset for o in self.orders)
+            and all(c.steps_beyond_terminated is None and c.state is not None
+                    for c in self.carts)
+            and all(limit._elapsed_steps is not None for limit in self.limits)
+        )  # fmt: skip
+
+    def step(self, actions: Any) -> tuple | None:
+        """Step every sub-env with its action (one per sub-env, the vector envs' in order) and
+        update each vector env as its ``act`` would; returns the concatenated ``(state, reward,
+        terminated, truncated, final_state, done)``, or None (nothing stepped) when the step
+        cannot be batched exactly: then step the vector envs one by one."""
+        actions = np.asarray(actions)
+        if (
+            actions.shape != (self.n_envs,)
+            or actions.dtype.kind not in "iu"
+            or not ((actions == 0) | (actions == 1)).all()
+            or not self.ready()
+        ):
+            return None
+        final, reward, terminated, truncated = self._physics(actions)
+        done = terminated | truncated
+        state = final
+        if done.any():
+            state = final.copy()
+            for i in np.flatnonzero(done):  # SyncVectorEnv's same-step autoreset
+                state[i] = self.subs[i].reset()[0]
+        self._hand_out(state, final, reward, terminated, truncated, done)
+        return state, reward, terminated, truncated, final, done
+
+    def _physics(self, actions: np.ndarray) -> tuple:
+        """``CartPoleEnv.step`` (Euler, default reward) and ``TimeLimit.step`` for every
+        sub-env, the same operations in the same order; the new states and step counts written
+        back into the sub-envs."""
+        p = self.physics
+        carts, limits = self.carts, self.limits
+        x, x_dot, theta, theta_dot = np.array([c.state for c in carts], np.float64).T
+        force = np.where(actions == 1, p["force_mag"], -p["force_mag"])
+        costheta = np.cos(theta)
+        sintheta = np.sin(theta)
+        temp = (force + p["polemass_length"] * np.square(theta_dot) * sintheta) / p["total_mass"]
+        thetaacc = (p["gravity"] * sintheta - costheta * temp) / (
+            p["length"] * (4.0 / 3.0 - p["masspole"] * np.square(costheta) / p["total_mass"])
+        )
+        xacc = temp - p["polemass_length"] * thetaacc * costheta / p["total_mass"]
+        x = x + p["tau"] * x_dot
+        x_dot = x_dot + p["tau"] * xacc
+        theta = theta + p["tau"] * theta_dot
+        theta_dot = theta_dot + p["tau"] * thetaacc
+        new = np.stack((x, x_dot, theta, theta_dot), axis=1)
+        terminated = (
+            (x < -p["x_threshold"])
+            | (x > p["x_threshold"])
+            | (theta < -p["theta_threshold_radians"])
+            | (theta > p["theta_threshold_radians"])
+        )
+        elapsed = [limit._elapsed_steps + 1 for limit in limits]
+        for i, cart in enumerate(carts):
+            cart.state = new[i]
+            limits[i]._elapsed_steps = elapsed[i]
+        for i in np.flatnonzero(terminated):
+            carts[i].steps_beyond_terminated = 0  # the pole just fell (reset clears it)
+        truncated = np.array(elapsed) >= self.max_steps
+        reward = np.ones(self.n_envs)
+        return new.astype(np.float32), reward, terminated, truncated
+
+    def _hand_out(self, state, final, reward, terminated, truncated, done) -> None:
+        """Each vector env's attributes as its ``act`` sets them (its slice of the batch)."""
+        start = 0
+        for env, size in zip(self.envs, self.sizes, strict=True):
+            part = slice(start, start + size)
+            env._take((state[part], reward[part], terminated[part], truncated[part],
+                       final[part], None, None, done[part]))  # fmt: skip
+            start += size
+
+
+def _chain(sub: Any) -> tuple | None:
+    """``(sub, time limit, order enforcing, checker, cart)`` of a sub-env made by
+    ``gymnasium.make("CartPole-v1")`` with default physics and no action masks; None for any
+    other sub-env."""
+    if type(sub) is not _Labelled or sub.rlkit_masks is not None:
+        return None
+    layers = [sub.env]
+    while isinstance(layers[-1], gym.Wrapper):
+        layers.append(layers[-1].env)
+    if tuple(type(layer) for layer in layers) != _CHAIN:
+        return None
+    cart = layers[-1]
+    if (
+        cart.kinematics_integrator != "euler"
+        or cart.render_mode is not None
+        or cart._sutton_barto_reward
+        or cart.action_space != gym.spaces.Discrete(2)
+        or type(cart).step is not CartPoleEnv.step
+        or type(cart).reset is not CartPoleEnv.reset
+    ):
+        return None
+    return (sub, *layers)
