@@ -29,10 +29,11 @@ Example:
     >>> batch = CartPoleBatch.of(envs)
     >>> for env in envs:
     ...     env.reset()
-    >>> batch.step([0, 1, 1, 0]) is None  # gymnasium's first-step checks: one by one
+    >>> batch.step([0, 1, 1, 0]) is None  # gymnasium's one-time checks: one by one
     True
     >>> for env in envs:
-    ...     env.act([1, 1])
+    ...     env.act([0, 1])
+    ...     env.act([1, 0])
     >>> batch.step([0, 1, 1, 0]) is not None, envs[1].steps
     (True, 3)
 """
@@ -78,6 +79,7 @@ class CartPoleBatch:
         self.orders = [chain[2] for chain in chains]
         self.checkers = [chain[3] for chain in chains]
         self.carts = [chain[4] for chain in chains]
+        self.links = list(zip(self.checkers, self.orders, self.carts, self.limits, strict=True))
         cart = self.carts[0]
         self.physics = {name: getattr(cart, name) for name in _PHYSICS}
         self.max_steps = np.array([limit._max_episode_steps for limit in self.limits])
@@ -115,14 +117,20 @@ class CartPoleBatch:
     def ready(self) -> bool:
         """Whether the next step can be batched: gymnasium's one-time checks have run, every
         sub-env is in an episode, no vector env waits for a reset or is closed."""
-        return (
-            all(not env.needs_reset and not env._closed for env in self.envs)
-            and all(c.checked_step and c.checked_data_reuse for c in self.checkers)
-            and all(o._has_reset for o in self.orders)
-            and all(c.steps_beyond_terminated is None and c.state is not None
-                    for c in self.carts)
-            and all(limit._elapsed_steps is not None for limit in self.limits)
-        )  # fmt: skip
+        for env in self.envs:
+            if env.needs_reset or env._closed:
+                return False
+        for checker, order, cart, limit in self.links:
+            if not (
+                checker.checked_step
+                and checker.checked_data_reuse
+                and order._has_reset
+                and cart.steps_beyond_terminated is None
+                and cart.state is not None
+                and limit._elapsed_steps is not None
+            ):
+                return False
+        return True
 
     def step(self, actions: Any) -> tuple | None:
         """Step every sub-env with its action (one per sub-env, the vector envs' in order) and
