@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import rlkit as rk
+from rlkit.envs import cartpole_batch
 from rlkit.envs.cartpole_batch import CartPoleBatch
 
 FIELDS = ("state", "final_state", "reward", "is_terminated", "is_truncated", "done")
@@ -116,3 +117,19 @@ def _saved(env: rk.SeedBlocksEnv) -> str:
         for sub in block["sub_envs"]:
             sub.pop("spaces")
     return repr(state)
+
+
+def test_it_stands_aside_when_the_batched_arithmetic_differs_from_gymnasiums(monkeypatch):
+    """CartPoleBatch.of checks the batched dynamics against CartPoleEnv.step on this machine
+    (numpy's element-wise functions, gymnasium's version) before batching."""
+    exact = cartpole_batch.cartpole_dynamics
+
+    def off_by_one_ulp(p, states, actions):
+        new, terminated = exact(p, states, actions)
+        return np.nextafter(new, np.inf), terminated
+
+    monkeypatch.setattr(cartpole_batch, "cartpole_dynamics", off_by_one_ulp)
+    env = rk.VectorGymEnv("CartPole-v1", 2, seed=0)
+    assert CartPoleBatch.of([env]) is None
+    monkeypatch.setattr(cartpole_batch, "cartpole_dynamics", exact)
+    assert CartPoleBatch.of([env]) is not None
