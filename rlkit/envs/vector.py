@@ -223,6 +223,11 @@ class VectorGymEnv(AbstractVectorEnv):
         except BaseException as error:
             self._failed(error)
             raise
+        self._take(out)
+
+    def _take(self, out: tuple) -> None:
+        """The results of one step of every sub-env (``_Group.step``'s tuple, or
+        ``rlkit.envs.cartpole_batch``'s) as this env's attributes."""
         (
             self.state,
             self.reward,

@@ -36,8 +36,7 @@ def clip_per_seed(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
     per_tensor = [torch.linalg.vector_norm(g.reshape(g.shape[0], -1), dim=1) for g in grads]
     norms = torch.linalg.vector_norm(torch.stack(per_tensor), dim=0)
     coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
-    for g in grads:
-        g.mul_(coef.reshape(-1, *([1] * (g.dim() - 1))))
+    torch._foreach_mul_(grads, [coef.reshape(-1, *([1] * (g.dim() - 1))) for g in grads])
     return norms
 
 

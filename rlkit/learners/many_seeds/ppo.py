@@ -53,6 +53,7 @@ from ...optimizers import GradientDescent, NonFiniteError, OptimizerModule
 from ...optimizers.multi_step import epoch_indices
 from ...optimizers.per_seed import PerSeedClippedGradient
 from ...policies.agent import Agent
+from ...policies.distributions import Categorical
 from ...policies.stochastic import AnyEnv, StochasticPolicy
 from ...trajectories.rollout import RolloutTrajectory
 from ..batch import Batch
@@ -68,6 +69,7 @@ from ..policy_gradient.functions import (
 )
 from ..policy_gradient.ppo import PPO
 from ..update import set_learning_rate
+from .sampling import sample_blocks
 from .stacked import StackedModel
 
 __all__ = ["ManySeedsPPO", "seed_loss", "seed_loss_function", "batched_seed_loss"]
@@ -131,6 +133,7 @@ class ManySeedsPPO(StochasticPolicy):
         self.n_seeds, self.block = len(self.views), env.block
         self.stacked = StackedModel([v.model for v in self.views], fast=fast)
         self.params = self.stacked.parameters()
+        self._generators = [v.generator for v in self.views]  # each seed's sampling generator
         self.optimizer = _tree(first.config)
         self._loss = vmap(seed_loss_function(self), in_dims=(0, 0, 0, None, None))
         self.transitions = 0  # all seeds' transitions (each seed's: transitions // n_seeds)
@@ -166,8 +169,12 @@ class ManySeedsPPO(StochasticPolicy):
         return self.dist_class.from_inputs(self._inputs, self.action_space, mask)
 
     def choose(self, dist: Any) -> torch.Tensor:
-        inputs, mask = self._inputs, self._mask  # of the distribution() just called
         b = self.block
+        if type(dist) is Categorical:  # Categorical.sample of each seed's rows, at once
+            probs = dist.probs
+            on = probs.to(self.views[0].generator.device)  # drawn where the generators are
+            return sample_blocks(on, self._generators, b).to(probs.device)
+        inputs, mask = self._inputs, self._mask  # of the distribution() just called
         return torch.cat([
             self.dist_class.from_inputs(
                 inputs[i * b:(i + 1) * b], self.action_space,
@@ -371,7 +378,8 @@ def _seed_tensors(policy: ManySeedsPPO, batch: Batch) -> dict[str, torch.Tensor]
 def _minibatch(data: dict[str, torch.Tensor], rows: torch.Tensor | None) -> dict:
     if rows is None:
         return data
-    return {k: v[torch.arange(v.shape[0])[:, None], rows] for k, v in data.items()}
+    seeds = torch.arange(rows.shape[0], device=rows.device)[:, None]
+    return {k: v[seeds, rows] for k, v in data.items()}
 
 
 # ---- PostAct: the on-policy driver's rule (rlkit/learners/drivers/on_policy.py) ----
