@@ -25,10 +25,19 @@ land):
   the greedy success rate over 100 episodes on a separate env, training wall and CPU time, and
   the rlkit / SB3 ratios.
 
+* ``her_random_goal``: the contrast of the HER paper's task: the same two rlkit runs (DQN with
+  and without HER, same budget, same seed) on ``rlkit/BitFlipping-v0`` with
+  ``random_goal=True`` (a random goal each episode, ``HER_DQN_BitFlipping --set
+  random_goal=true``), greedy success over 100 episodes with random goals on a separate env,
+  and CPU time. With the fixed all-ones goal of the ``her`` part, plain DQN can learn from the
+  starts random flips solve (one seed of three does); with random goals it has no such
+  shortcut.
+
 Usage::
 
     python benchmarks/structure.py --part masks [--seeds 3] [--steps 50000] [--no-sb3]
     python benchmarks/structure.py --part her [--seeds 3] [--steps 20000] [--no-sb3]
+    python benchmarks/structure.py --part her_random_goal [--seeds 3] [--steps 20000]
 """
 
 from __future__ import annotations
@@ -185,15 +194,21 @@ def _success(returns: Any) -> float:
     return float(np.mean(np.asarray(returns) > -BITS))
 
 
-def rlkit_her_dqn(seed: int, steps: int, her: bool) -> dict[str, Any]:
-    """rlkit's HER_DQN_BitFlipping run (with or without HER): greedy success, time."""
+def rlkit_her_dqn(seed: int, steps: int, her: bool, random_goal: bool = False) -> dict[str, Any]:
+    """rlkit's HER_DQN_BitFlipping run (with or without HER, fixed or random goals): greedy
+    success, time."""
     from rlkit.experiments.her import success_rate
 
-    experiment = rk.make_experiment("HER_DQN_BitFlipping", seed, total_steps=steps, her=her)
+    overrides = {"random_goal": True} if random_goal else {}
+    experiment = rk.make_experiment(
+        "HER_DQN_BitFlipping", seed, total_steps=steps, her=her, **overrides
+    )
     start, cpu = time.perf_counter(), time.process_time()
     rk.run(experiment)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    success = success_rate(experiment.policy, BITS, n_episodes=100, seed=123)
+    success = success_rate(
+        experiment.policy, BITS, n_episodes=100, seed=123, random_goal=random_goal
+    )
     return {"success": success, "seconds": seconds, "cpu": cpu}
 
 
@@ -274,7 +289,28 @@ def her(seeds: int, steps: int, sb3: bool) -> None:
               f"<= 0.7)")  # fmt: skip
 
 
-PARTS = {"masks": masks, "her": her}
+def her_random_goal(seeds: int, steps: int | None, sb3: bool) -> None:
+    """The ``her_random_goal`` part (module docstring; rlkit only: ``sb3`` is not read)."""
+    steps = 20_000 if steps is None else steps
+    print(f"her_random_goal: HER_DQN_BitFlipping random_goal=True, {BITS} bits, {steps:,} "
+          f"steps, greedy success over 100 episodes with random goals, torch "
+          f"{torch.__version__}, {platform.machine()}, 1 torch thread")  # fmt: skip
+    print("| seed | HER: success | CPU (s) | no HER: success | CPU (s) |")
+    print("|---:" * 5 + "|")
+    rows = []
+    for seed in range(seeds):
+        ours = rlkit_her_dqn(seed, steps, True, random_goal=True)
+        plain = rlkit_her_dqn(seed, steps, False, random_goal=True)
+        rows.append((ours["success"], plain["success"]))
+        print(f"| {seed} | {ours['success']:.2f} | {ours['cpu']:.1f} | {plain['success']:.2f} | "
+              f"{plain['cpu']:.1f} |", flush=True)  # fmt: skip
+    solved = sum(o >= 0.9 for o, _ in rows)
+    near_zero = sum(p <= 0.1 for _, p in rows)
+    print(f"HER success >= 0.9 on {solved} of {seeds} seeds; without HER <= 0.1 on {near_zero} "
+          f"of {seeds} seeds")  # fmt: skip
+
+
+PARTS = {"masks": masks, "her": her, "her_random_goal": her_random_goal}
 
 
 def main() -> None:

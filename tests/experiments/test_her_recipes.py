@@ -90,3 +90,12 @@ def test_sac_her_sampler_is_checkpointed_with_the_policy():
     _, plain = agent(None)
     with pytest.raises(ValueError, match="SAC: the checkpoint has HER sampler, this policy has"):
         plain.policy.load_state_dict(state)
+
+
+def test_random_goal_recipe_parameter():
+    experiment = rk.make_experiment("HER_DQN_BitFlipping", 0, random_goal=True, total_steps=10)
+    goal_env = experiment.env.env.unwrapped
+    assert goal_env.random_goal
+    assert not rk.make_experiment("HER_DQN_BitFlipping", 0).env.env.unwrapped.random_goal
+    with pytest.raises(TypeError, match="HER_DQN_BitFlipping: random_goal must be bool, got .yes."):
+        rk.make_experiment("HER_DQN_BitFlipping", 0, random_goal="yes")
