@@ -25,10 +25,21 @@ land):
   the greedy success rate over 100 episodes on a separate env, training wall and CPU time, and
   the rlkit / SB3 ratios.
 
+* ``her_random_goal``: the contrast of the HER paper's task: the same two rlkit runs (DQN with
+  and without HER, same budget, same seed) on ``rlkit/BitFlipping-v0`` with
+  ``random_goal=True`` (a random goal each episode, ``HER_DQN_BitFlipping --set
+  random_goal=true``), greedy success over 100 episodes with random goals on a separate env,
+  and CPU time. With the fixed all-ones goal of the ``her`` part, plain DQN can learn from the
+  starts random flips solve (one seed of three does); with random goals it has no such
+  shortcut.
+
 Usage::
 
     python benchmarks/structure.py --part masks [--seeds 3] [--steps 50000] [--no-sb3]
     python benchmarks/structure.py --part her [--seeds 3] [--steps 20000] [--no-sb3]
+    python benchmarks/structure.py --part her_random_goal [--seeds 3] [--steps 20000]
+
+``--first-seed N`` starts the seeds at N (one seed per process: ``--seeds 1 --first-seed 2``).
 """
 
 from __future__ import annotations
@@ -132,7 +143,7 @@ def _steps(value: int | None) -> str:
     return "not reached" if value is None else f"{value:,}"
 
 
-def masks(seeds: int, steps: int | None, sb3: bool) -> None:
+def masks(seeds: range, steps: int | None, sb3: bool) -> None:
     """The ``masks`` part (module docstring)."""
     steps = 50_000 if steps is None else steps
     print(f"masks: PPO_InvalidActionGrid, {steps:,} steps, threshold {_threshold()} (mean of "
@@ -144,7 +155,7 @@ def masks(seeds: int, steps: int | None, sb3: bool) -> None:
           "MaskablePPO |")
     print("|---:" * 14 + "|")
     rows = []
-    for seed in range(seeds):
+    for seed in seeds:
         masked = rlkit_ppo(seed, steps, True)
         unmasked = rlkit_ppo(seed, steps, False)
         peer = sb3_maskable_ppo(seed, steps) if sb3 else None
@@ -167,12 +178,12 @@ def masks(seeds: int, steps: int | None, sb3: bool) -> None:
         for m, u, _ in rows
     )
     print(f"masked PPO reached the threshold in fewer steps than unmasked PPO on {faster} of "
-          f"{seeds} seeds")  # fmt: skip
+          f"{len(seeds)} seeds")  # fmt: skip
     if all(p is not None for *_, p in rows):
         at_least = sum(m["greedy"] >= p["greedy"] - 1e-9 for m, _, p in rows)
         ratios = [m["seconds"] / p["seconds"] for m, _, p in rows]
         cpu = [m["cpu"] / p["cpu"] for m, _, p in rows]
-        print(f"greedy return >= MaskablePPO's on {at_least} of {seeds} seeds; rlkit / "
+        print(f"greedy return >= MaskablePPO's on {at_least} of {len(seeds)} seeds; rlkit / "
               f"MaskablePPO: wall time {np.mean(ratios):.2f}, CPU time {np.mean(cpu):.2f} "
               f"(mean of the seeds; target <= 0.7)")  # fmt: skip
 
@@ -185,15 +196,21 @@ def _success(returns: Any) -> float:
     return float(np.mean(np.asarray(returns) > -BITS))
 
 
-def rlkit_her_dqn(seed: int, steps: int, her: bool) -> dict[str, Any]:
-    """rlkit's HER_DQN_BitFlipping run (with or without HER): greedy success, time."""
+def rlkit_her_dqn(seed: int, steps: int, her: bool, random_goal: bool = False) -> dict[str, Any]:
+    """rlkit's HER_DQN_BitFlipping run (with or without HER, fixed or random goals): greedy
+    success, time."""
     from rlkit.experiments.her import success_rate
 
-    experiment = rk.make_experiment("HER_DQN_BitFlipping", seed, total_steps=steps, her=her)
+    overrides = {"random_goal": True} if random_goal else {}
+    experiment = rk.make_experiment(
+        "HER_DQN_BitFlipping", seed, total_steps=steps, her=her, **overrides
+    )
     start, cpu = time.perf_counter(), time.process_time()
     rk.run(experiment)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    success = success_rate(experiment.policy, BITS, n_episodes=100, seed=123)
+    success = success_rate(
+        experiment.policy, BITS, n_episodes=100, seed=123, random_goal=random_goal
+    )
     return {"success": success, "seconds": seconds, "cpu": cpu}
 
 
@@ -237,7 +254,7 @@ def sb3_her_dqn(seed: int, steps: int) -> dict[str, Any] | None:
     return {"success": _success(returns), "seconds": seconds, "cpu": cpu}
 
 
-def her(seeds: int, steps: int, sb3: bool) -> None:
+def her(seeds: range, steps: int, sb3: bool) -> None:
     """The ``her`` part (module docstring)."""
     import stable_baselines3
 
@@ -249,7 +266,7 @@ def her(seeds: int, steps: int, sb3: bool) -> None:
           "success | time (s) | CPU (s) | time rlkit / SB3 | CPU time rlkit / SB3 |")
     print("|---:" * 10 + "|")
     rows = []
-    for seed in range(seeds):
+    for seed in seeds:
         ours = rlkit_her_dqn(seed, steps, True)
         plain = rlkit_her_dqn(seed, steps, False)
         peer = sb3_her_dqn(seed, steps) if sb3 else None
@@ -269,23 +286,46 @@ def her(seeds: int, steps: int, sb3: bool) -> None:
         at_least = sum(o["success"] >= p["success"] for o, _, p in rows)
         cpu = [o["cpu"] / p["cpu"] for o, _, p in rows]
         wall = [o["seconds"] / p["seconds"] for o, _, p in rows]
-        print(f"success >= SB3's on {at_least} of {seeds} seeds; rlkit / SB3: wall time "
+        print(f"success >= SB3's on {at_least} of {len(seeds)} seeds; rlkit / SB3: wall time "
               f"{np.mean(wall):.2f}, CPU time {np.mean(cpu):.2f} (mean of the seeds; target "
               f"<= 0.7)")  # fmt: skip
 
 
-PARTS = {"masks": masks, "her": her}
+def her_random_goal(seeds: range, steps: int | None, sb3: bool) -> None:
+    """The ``her_random_goal`` part (module docstring; rlkit only: ``sb3`` is not read)."""
+    steps = 20_000 if steps is None else steps
+    print(f"her_random_goal: HER_DQN_BitFlipping random_goal=True, {BITS} bits, {steps:,} "
+          f"steps, greedy success over 100 episodes with random goals, torch "
+          f"{torch.__version__}, {platform.machine()}, 1 torch thread")  # fmt: skip
+    print("| seed | HER: success | CPU (s) | no HER: success | CPU (s) |")
+    print("|---:" * 5 + "|")
+    rows = []
+    for seed in seeds:
+        ours = rlkit_her_dqn(seed, steps, True, random_goal=True)
+        plain = rlkit_her_dqn(seed, steps, False, random_goal=True)
+        rows.append((ours["success"], plain["success"]))
+        print(f"| {seed} | {ours['success']:.2f} | {ours['cpu']:.1f} | {plain['success']:.2f} | "
+              f"{plain['cpu']:.1f} |", flush=True)  # fmt: skip
+    solved = sum(o >= 0.9 for o, _ in rows)
+    near_zero = sum(p <= 0.1 for _, p in rows)
+    print(f"HER success >= 0.9 on {solved} of {len(seeds)} seeds; without HER <= 0.1 on "
+          f"{near_zero} of {len(seeds)} seeds")  # fmt: skip
+
+
+PARTS = {"masks": masks, "her": her, "her_random_goal": her_random_goal}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=sorted(PARTS), required=True)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=None, help="default: 50k masks, 20k her")
     parser.add_argument("--no-sb3", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    PARTS[args.part](args.seeds, args.steps, not args.no_sb3)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    PARTS[args.part](seeds, args.steps, not args.no_sb3)
 
 
 if __name__ == "__main__":

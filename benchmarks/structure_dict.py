@@ -6,8 +6,10 @@ The env is a Dict CartPole: CartPole-v1 with observations ``{"cart": [x, x_dot],
 CartPole's own vector). Both learners use rl-baselines3-zoo's PPO CartPole settings (the
 ``PPO_CartPole`` recipe: 8 envs, n_steps 32, batch 256, gae_lambda 0.8, gamma 0.98, 20 epochs,
 learning rate and clip range decaying linearly from 1e-3 and 0.2), 100k steps by default. For
-each seed: the training wall time and the deterministic (greedy) mean return over 20 episodes
-on a separate env. Targets: return at least SB3's on 3 seeds; time <= 0.7 x SB3's.
+each seed: the training wall time, the training CPU time of this process (less sensitive than
+wall time to other work on a shared machine) and the deterministic (greedy) mean return over
+20 episodes on a separate env. Targets: return at least SB3's on 3 seeds; time <= 0.7 x
+SB3's.
 
 This file is ``benchmarks/structure_dict.py`` (not ``structure.py --part dict``: another
 change creates ``benchmarks/structure.py``). Usage::
@@ -65,19 +67,19 @@ def greedy_mean(act, seed: int = 123, episodes: int = 20) -> float:
     return float(np.mean(returns))
 
 
-def train_rlkit(seed: int, steps: int) -> tuple[float, float]:
+def train_rlkit(seed: int, steps: int) -> tuple[float, float, float]:
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = rk.VectorGymEnv([DictCartPole] * N_ENVS, seed=env_seed)
     lr, clip = rk.LinearSchedule(LR, 0.0, steps), rk.LinearSchedule(CLIP, 0.0, steps)
     agent = rk.PPO.agent(env, seed=policy_seed, lr=lr, clip_range=clip, **SETTINGS)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rk.run(agent, env, rk.StopAfterNSteps(steps))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     env.close()
-    return seconds, greedy_mean(lambda obs: int(agent.policy.predict(obs)))
+    return seconds, cpu, greedy_mean(lambda obs: int(agent.policy.predict(obs)))
 
 
-def train_sb3(seed: int, steps: int) -> tuple[float, float]:
+def train_sb3(seed: int, steps: int) -> tuple[float, float, float]:
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
@@ -85,10 +87,10 @@ def train_sb3(seed: int, steps: int) -> tuple[float, float]:
     model = PPO("MultiInputPolicy", env, learning_rate=lambda f: LR * f,
                 clip_range=lambda f: CLIP * f, seed=seed, device="cpu", verbose=0,
                 **SETTINGS)  # fmt: skip
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.learn(steps)
-    seconds = time.perf_counter() - start
-    return seconds, greedy_mean(lambda obs: int(model.predict(obs, deterministic=True)[0]))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return seconds, cpu, greedy_mean(lambda obs: int(model.predict(obs, deterministic=True)[0]))
 
 
 def main() -> None:
@@ -102,12 +104,13 @@ def main() -> None:
     print(f"PPO on a Dict CartPole, {args.steps} steps, {N_ENVS} envs; torch {torch.__version__}, "
           f"{platform.processor() or platform.machine()}")  # fmt: skip
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        seconds, mean = train_rlkit(seed, args.steps)
-        line = f"seed {seed}: rlkit {seconds:6.1f} s, greedy mean {mean:6.1f}"
+        seconds, cpu, mean = train_rlkit(seed, args.steps)
+        line = f"seed {seed}: rlkit {seconds:6.1f} s (CPU {cpu:6.1f} s), greedy mean {mean:6.1f}"
         if not args.no_sb3:
-            sb3_seconds, sb3_mean = train_sb3(seed, args.steps)
-            line += (f" | SB3 MultiInputPolicy {sb3_seconds:6.1f} s, greedy mean {sb3_mean:6.1f}"
-                     f" | time ratio {seconds / sb3_seconds:.2f}")  # fmt: skip
+            sb3_seconds, sb3_cpu, sb3_mean = train_sb3(seed, args.steps)
+            line += (f" | SB3 MultiInputPolicy {sb3_seconds:6.1f} s (CPU {sb3_cpu:6.1f} s), "
+                     f"greedy mean {sb3_mean:6.1f} | time ratio {seconds / sb3_seconds:.2f}, "
+                     f"CPU time ratio {cpu / sb3_cpu:.2f}")  # fmt: skip
         print(line, flush=True)
 
 

@@ -78,3 +78,32 @@ def test_bad_arguments_are_named():
     env.reset(seed=0)
     with pytest.raises(rk.InvalidActionError, match="bit index in 0..2, got 3"):
         env.step(3)
+
+
+def test_random_goal_draws_a_new_goal_each_episode_and_stays_reproducible():
+    env = gym.make("rlkit/BitFlipping-v0", n_bits=12, random_goal=True).unwrapped
+    check_env(env)
+    obs, _ = env.reset(seed=5)
+    goals = [obs["desired_goal"].copy()]
+    for _ in range(4):
+        goals.append(env.reset()[0]["desired_goal"].copy())
+    assert all(g.dtype == np.int8 and set(g.tolist()) <= {0, 1} for g in goals)
+    assert len({g.tobytes() for g in goals}) == 5  # a new goal each episode (12 bits)
+    # the goal is the one compute_reward and termination use
+    obs, _ = env.reset(seed=5)
+    for i in np.flatnonzero(obs["observation"] != obs["desired_goal"]):
+        obs, reward, terminated, truncated, info = env.step(int(i))
+    assert (reward, terminated, info["is_success"]) == (0.0, True, True)
+    np.testing.assert_array_equal(obs["achieved_goal"], goals[0])
+    # the same seed, the same starts and goals; the fixed-goal env's starts are unchanged
+    again = gym.make("rlkit/BitFlipping-v0", n_bits=12, random_goal=True).unwrapped
+    fixed = gym.make("rlkit/BitFlipping-v0", n_bits=12).unwrapped
+    a, b = again.reset(seed=5)[0], fixed.reset(seed=5)[0]
+    np.testing.assert_array_equal(a["desired_goal"], goals[0])
+    np.testing.assert_array_equal(a["observation"], b["observation"])
+    assert (b["desired_goal"] == 1).all()
+
+
+def test_random_goal_must_be_a_bool():
+    with pytest.raises(TypeError, match="BitFlippingEnv: random_goal must be True or False, got 1"):
+        rk.BitFlippingEnv(random_goal=1)

@@ -81,7 +81,7 @@ class CombinedEncoder(nn.Module):
         self._widths = [e.n_features for e in encoders] if flat else None
 
     def forward(self, obs: Mapping[Any, torch.Tensor] | tuple) -> torch.Tensor:
-        values = obs if isinstance(obs, Mapping) else dict(enumerate(obs))
+        values = obs if type(obs) is dict or isinstance(obs, Mapping) else dict(enumerate(obs))
         modules = self.encoders._modules
         direct = not _hooked_globally()
         widths = getattr(self, "_widths", None)

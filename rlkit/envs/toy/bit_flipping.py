@@ -17,21 +17,28 @@ __all__ = ["BitFlippingEnv"]
 
 class BitFlippingEnv(ToyEnv):
     """``n_bits`` bits to flip until they equal the goal, all ones (Stable-Baselines3's
-    ``BitFlippingEnv`` semantics): a goal-conditioned env with the gymnasium-robotics API.
+    ``BitFlippingEnv`` semantics), or a random goal each episode (``random_goal=True``, the
+    HER paper's task): a goal-conditioned env with the gymnasium-robotics API.
 
     The observation is a dict ``{"observation", "achieved_goal", "desired_goal"}`` of
     ``MultiBinary(n_bits)`` arrays (int8): the bits, the bits again (the goal achieved is the
-    state), and the goal (all ones). The start is ``n_bits`` uniformly random bits drawn from
-    the env's generator (``reset(seed=...)`` seeds it). Actions: ``Discrete(n_bits)`` flips bit
-    ``a``; with ``continuous=True``, ``Box(-1, 1, (n_bits,))`` flips every bit whose action is
-    above 0. The reward is 0 when the bits equal the goal and -1 otherwise; the episode
-    terminates on success and is truncated after ``max_steps`` steps (default ``n_bits``).
-    ``compute_reward(achieved_goal, desired_goal, info)`` gives that reward for one goal pair
-    or for a batch (arrays of shape ``(batch, n_bits)``: a ``(batch,)`` float32 array): what
-    ``rk.HER`` calls to relabel transitions. Registered as ``rlkit/BitFlipping-v0``.
+    state), and the goal (all ones, or with ``random_goal=True`` ``n_bits`` uniformly random
+    bits drawn at each reset after the start). The start is ``n_bits`` uniformly random bits
+    drawn from the env's generator (``reset(seed=...)`` seeds it). Actions:
+    ``Discrete(n_bits)`` flips bit ``a``; with ``continuous=True``, ``Box(-1, 1, (n_bits,))``
+    flips every bit whose action is above 0. The reward is 0 when the bits equal the goal and
+    -1 otherwise; the episode terminates on success and is truncated after ``max_steps``
+    steps (default ``n_bits``). ``compute_reward(achieved_goal, desired_goal, info)`` gives
+    that reward for one goal pair or for a batch (arrays of shape ``(batch, n_bits)``: a
+    ``(batch,)`` float32 array): what ``rk.HER`` calls to relabel transitions. Registered as
+    ``rlkit/BitFlipping-v0``.
 
     Only a rare start is solved by random flips: with 15 bits an episode of 15 random flips
-    almost never reaches all ones, so the reward is -1 nearly always (sparse).
+    almost never reaches all ones, so the reward is -1 nearly always (sparse). With the fixed
+    goal, the starts that random flips do solve (a few bits from all ones) are always the same
+    goal's, which plain DQN can learn from; with ``random_goal=True`` the goal changes every
+    episode, so plain DQN has no such shortcut (the HER paper's contrast,
+    docs/how-to/observations.md).
 
     Example:
         >>> import gymnasium as gym, numpy as np
@@ -44,6 +51,9 @@ class BitFlippingEnv(ToyEnv):
         ...     obs, reward, terminated, truncated, info = env.step(i)
         >>> reward, terminated, info["is_success"]
         (0.0, True, True)
+        >>> env = gym.make("rlkit/BitFlipping-v0", n_bits=4, random_goal=True)
+        >>> env.reset(seed=0)[0]["desired_goal"].tolist()
+        [0, 0, 0, 0]
         >>> env.unwrapped.compute_reward(np.zeros((2, 4)), np.ones((2, 4)), {}).tolist()
         [-1.0, -1.0]
     """
@@ -56,6 +66,7 @@ class BitFlippingEnv(ToyEnv):
         continuous: bool = False,
         max_steps: int | None = None,
         render_mode: str | None = None,
+        random_goal: bool = False,
     ) -> None:
         name = type(self).__name__
         self.render_mode = check_render_mode(self, render_mode)
@@ -63,6 +74,9 @@ class BitFlippingEnv(ToyEnv):
         if not isinstance(continuous, (bool, np.bool_)):
             raise TypeError(f"{name}: continuous must be True or False, got {continuous!r}")
         self.continuous = bool(continuous)
+        if not isinstance(random_goal, (bool, np.bool_)):
+            raise TypeError(f"{name}: random_goal must be True or False, got {random_goal!r}")
+        self.random_goal = bool(random_goal)
         self.max_steps = positive_int(
             name, "max_steps", self.n_bits if max_steps is None else max_steps
         )
@@ -90,6 +104,8 @@ class BitFlippingEnv(ToyEnv):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         super().reset(seed=seed)
         self.bits = self.np_random.integers(0, 2, self.n_bits).astype(np.int8)
+        if self.random_goal:
+            self.goal = self.np_random.integers(0, 2, self.n_bits).astype(np.int8)
         self.current_step = 0
         return self._obs(), {}
 

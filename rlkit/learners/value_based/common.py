@@ -178,6 +178,12 @@ def observation_tensor(array: Any, device: torch.device, pixels: bool = False) -
         >>> observation_tensor(frames, torch.device("cpu")).dtype
         torch.float32
     """
+    if type(array) is np.ndarray:  # the common case first (no abstract-class checks)
+        if pixels and array.dtype == np.uint8:
+            return torch.as_tensor(array, device=device)
+        return _tensor(array, torch.float32, device)
+    if type(array) is dict:  # a Dict observation's batch, as replays and samplers give it
+        return {k: observation_tensor(v, device, pixels) for k, v in array.items()}
     if isinstance(array, (Mapping, tuple)):  # a Dict/Tuple observation: tensors by key
         items = array.items() if isinstance(array, Mapping) else enumerate(array)
         return {k: observation_tensor(v, device, pixels) for k, v in items}
