@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 import numpy as np
@@ -36,20 +37,35 @@ ENVS = {"cartpole": "rlkit/CartPoleNoVel-v1", "pendulum": "rlkit/PendulumNoVel-v
 N_ENVS = {"cartpole": 8, "pendulum": 4}
 
 
-def settings(env: str, steps: int) -> dict:
-    """The zoo's ppo_lstm settings for ``env`` (rlkit names), both learners."""
+# the zoo's policy_kwargs for both tasks (hyperparams/ppo_lstm.yml, "# Tuned"): ortho_init False,
+# ReLU, LSTM 64 (a separate critic LSTM), net_arch pi [64] vf [64]
+ZOO_ARCH = dict(lstm_hidden_size=64, ortho_init=False, activation="relu", hidden=(64,))
+
+
+def settings(env: str, steps: int, arch: str = "zoo") -> dict:
+    """The zoo's ppo_lstm settings for ``env`` (rlkit names), both learners; ``arch``
+    ``"default"``: sb3-contrib's default policy (LSTM 256, (64, 64) tanh, ortho_init)."""
+    extra = dict(ZOO_ARCH) if arch == "zoo" else {}
     if env == "pendulum":
         return dict(n_steps=1024, batch_size=128, gae_lambda=0.95, gamma=0.9, n_epochs=10,
-                    ent_coef=0.0, lr=1e-3, clip_range=0.2)  # fmt: skip
+                    ent_coef=0.0, lr=1e-3, clip_range=0.2, **extra)  # fmt: skip
     return dict(
         n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
         lr=rk.LinearSchedule(1e-3, 0.0, steps), clip_range=rk.LinearSchedule(0.2, 0.0, steps),
+        **extra,
     )  # fmt: skip
 
 
-def sb3_settings(env: str, steps: int, sde: bool) -> dict:
+def sb3_settings(env: str, steps: int, sde: bool, arch: str = "zoo") -> dict:
     """The same settings in sb3-contrib's names."""
-    s = settings(env, steps)
+    s = settings(env, steps, "default")
+    if arch == "zoo":
+        from torch import nn
+
+        s["policy_kwargs"] = dict(
+            ortho_init=False, activation_fn=nn.ReLU, lstm_hidden_size=64,
+            enable_critic_lstm=True, net_arch=dict(pi=[64], vf=[64]),
+        )  # fmt: skip
     if env == "pendulum":
         lr, clip = s.pop("lr"), s.pop("clip_range")
         extra = dict(use_sde=True, sde_sample_freq=4) if sde else {}
@@ -76,12 +92,14 @@ def first(steps: list[int], mask: np.ndarray) -> int | None:
     return int(steps[where[0]]) if len(where) else None
 
 
-def run(env_name: str, learner: str, seed: int, steps: int) -> dict:
+def run(env_name: str, learner: str, seed: int, steps: int, arch: str = "zoo") -> dict:
     torch.set_num_threads(1)
     env_id = ENVS[env_name]
     env = rk.VectorGymEnv(env_id, N_ENVS[env_name], seed=seed)
-    cls = rk.RecurrentPPO if learner == "rec" else rk.PPO
-    agent = cls.agent(env, seed=seed, **settings(env_name, steps))
+    if learner == "rec":
+        agent = rk.RecurrentPPO.agent(env, seed=seed, **settings(env_name, steps, arch))
+    else:  # plain PPO: PPO_CartPole's MLP (64, 64) tanh (no LSTM to size)
+        agent = rk.PPO.agent(env, seed=seed, **settings(env_name, steps, "default"))
     hook = FirstSteps()
     start, cpu = time.perf_counter(), time.process_time()
     rk.run(agent, env, rk.StopAfterNSteps(steps), hook)
@@ -92,7 +110,7 @@ def run(env_name: str, learner: str, seed: int, steps: int) -> dict:
     evaluation = rk.run(rk.greedy(agent.policy), rk.GymEnv(env_id, seed=1000 + seed),
                         rk.StopAfterNEpisodes(10), rk.TotalRewardPerEpisode())  # fmt: skip
     return {
-        "learner": "RecurrentPPO" if learner == "rec" else "PPO",
+        "learner": f"RecurrentPPO ({arch} policy)" if learner == "rec" else "PPO",
         "seed": seed,
         "seconds": round(seconds, 1),
         "cpu_seconds": round(cpu, 1),
@@ -104,12 +122,19 @@ def run(env_name: str, learner: str, seed: int, steps: int) -> dict:
     }
 
 
-def run_sb3(env_name: str, seed: int, steps: int, sde: bool = False) -> dict:
-    """sb3-contrib's RecurrentPPO (``MlpLstmPolicy``) with the same settings, in this process."""
+def run_sb3(
+    env_name: str, seed: int, steps: int, sde: bool = False, arch: str = "zoo",
+    normalize: bool = False,
+) -> dict:  # fmt: skip
+    """sb3-contrib's RecurrentPPO (``MlpLstmPolicy``) with the same settings, in this process;
+    ``normalize``: in ``VecNormalize`` (observations and rewards, gamma the learner's), the zoo's
+    ``normalize: True`` (rlkit has no such normalisation), evaluated with the frozen
+    observation statistics."""
     import gymnasium as gym
     from sb3_contrib import RecurrentPPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
 
     torch.set_num_threads(1)
 
@@ -126,10 +151,17 @@ def run_sb3(env_name: str, seed: int, steps: int, sde: bool = False) -> dict:
                     self.at.append(self.num_timesteps)
             return True
 
+        def _on_rollout_end(self) -> None:
+            last = np.mean(self.rewards[-20:]) if self.rewards else float("nan")
+            print(f"# sb3 step {self.num_timesteps} cpu {time.process_time():.0f} s "
+                  f"last20 {last:.1f}", file=sys.stderr, flush=True)  # fmt: skip
+
     env_id = ENVS[env_name]
     env = make_vec_env(env_id, n_envs=N_ENVS[env_name], seed=seed)
-    model = RecurrentPPO("MlpLstmPolicy", env, seed=seed, device="cpu",
-                         **sb3_settings(env_name, steps, sde))  # fmt: skip
+    config = sb3_settings(env_name, steps, sde, arch)
+    if normalize:
+        env = VecNormalize(env, gamma=config["gamma"])
+    model = RecurrentPPO("MlpLstmPolicy", env, seed=seed, device="cpu", **config)
     callback = Returns()
     start, cpu = time.perf_counter(), time.process_time()
     model.learn(steps, callback=callback)
@@ -139,11 +171,14 @@ def run_sb3(env_name: str, seed: int, steps: int, sde: bool = False) -> dict:
     at20 = callback.at[19:]
     greedy = []
     eval_env = gym.make(env_id)
+    if normalize:
+        env.training = False
     for episode in range(10):
         obs, _ = eval_env.reset(seed=1000 + seed + episode)
         state, start_flag, total, done = None, np.ones((1,), dtype=bool), 0.0, False
         while not done:
-            action, state = model.predict(obs, state=state, episode_start=start_flag,
+            seen = env.normalize_obs(obs) if normalize else obs
+            action, state = model.predict(seen, state=state, episode_start=start_flag,
                                           deterministic=True)  # fmt: skip
             act = int(action) if env_name == "cartpole" else action
             obs, reward, terminated, truncated, _ = eval_env.step(act)
@@ -152,7 +187,9 @@ def run_sb3(env_name: str, seed: int, steps: int, sde: bool = False) -> dict:
             done = terminated or truncated
         greedy.append(total)
     return {
-        "learner": "sb3-contrib RecurrentPPO" + (" gSDE" if sde else ""),
+        "learner": f"sb3-contrib RecurrentPPO ({arch} policy)"
+        + (" gSDE" if sde else "")
+        + (" VecNormalize" if normalize else ""),
         "seed": seed,
         "seconds": round(seconds, 1),
         "cpu_seconds": round(cpu, 1),
@@ -171,13 +208,26 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--learners", nargs="+", default=["rec", "ppo"])
+    parser.add_argument(
+        "--arch",
+        choices=["zoo", "default"],
+        default="zoo",
+        help="zoo: the zoo's policy_kwargs (LSTM 64, ReLU, pi/vf [64], no "
+        "ortho_init); default: sb3-contrib's default MlpLstmPolicy",
+    )
+    parser.add_argument(
+        "--sb3-normalize",
+        action="store_true",
+        help="sb3-contrib in VecNormalize (the zoo's normalize: True)",
+    )
     args = parser.parse_args()
     for seed in args.seeds:
         for learner in args.learners:
             if learner == "sb3":
-                result = run_sb3(args.env, seed, args.steps, args.sb3_sde)
+                result = run_sb3(args.env, seed, args.steps, args.sb3_sde, args.arch,
+                                 args.sb3_normalize)  # fmt: skip
             else:
-                result = run(args.env, learner, seed, args.steps)
+                result = run(args.env, learner, seed, args.steps, args.arch)
             print(json.dumps(result), flush=True)
 
 
