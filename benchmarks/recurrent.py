@@ -28,6 +28,7 @@ import json
 import sys
 import time
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -87,15 +88,60 @@ class FirstSteps(rk.TotalRewardPerEpisode):
         self.at.extend([policy.policy.transitions] * (len(self.rewards) - before))
 
 
+class RawReturns(gym.Wrapper):
+    """Appends ``(steps of all sub-envs so far, return)`` of each finished episode to the
+    shared ``sink``, from the rewards below any normalisation wrapper."""
+
+    def __init__(self, env: gym.Env, sink: dict) -> None:
+        super().__init__(env)
+        self.sink, self.total = sink, 0.0
+
+    def reset(self, **kwargs):
+        self.total = 0.0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.sink["steps"] += 1
+        self.total += float(reward)
+        if terminated or truncated:
+            self.sink["returns"].append((self.sink["steps"], self.total))
+        return obs, reward, terminated, truncated, info
+
+
+def normalized_env(env_id: str, n: int, seed: int, mode: str, gamma: float):
+    """A vector env whose sub-envs are in gymnasium's ``NormalizeObservation`` (and
+    ``NormalizeReward`` with ``gamma`` for ``"obs+reward"``): a diagnostic stand-in for
+    ``VecNormalize`` with statistics per sub-env, not shared, and no clipping. Returns the env,
+    the sub-envs' ``NormalizeObservation`` wrappers and the raw-returns sink."""
+    sink: dict = {"steps": 0, "returns": []}
+    obs_wrappers: list = []
+
+    def make() -> gym.Env:
+        env = gym.wrappers.NormalizeObservation(RawReturns(gym.make(env_id), sink))
+        obs_wrappers.append(env)
+        if mode == "obs+reward":
+            env = gym.wrappers.NormalizeReward(env, gamma=gamma)
+        return env
+
+    return rk.VectorGymEnv([make] * n, seed=seed), obs_wrappers, sink
+
+
 def first(steps: list[int], mask: np.ndarray) -> int | None:
     where = np.flatnonzero(mask)
     return int(steps[where[0]]) if len(where) else None
 
 
-def run(env_name: str, learner: str, seed: int, steps: int, arch: str = "zoo") -> dict:
+def run(
+    env_name: str, learner: str, seed: int, steps: int, arch: str = "zoo", normalize: str = "",
+) -> dict:  # fmt: skip
     torch.set_num_threads(1)
     env_id = ENVS[env_name]
-    env = rk.VectorGymEnv(env_id, N_ENVS[env_name], seed=seed)
+    if normalize:
+        gamma = settings(env_name, steps)["gamma"]
+        env, obs_wrappers, sink = normalized_env(env_id, N_ENVS[env_name], seed, normalize, gamma)
+    else:
+        env = rk.VectorGymEnv(env_id, N_ENVS[env_name], seed=seed)
     if learner == "rec":
         agent = rk.RecurrentPPO.agent(env, seed=seed, **settings(env_name, steps, arch))
     else:  # plain PPO: PPO_CartPole's MLP (64, 64) tanh (no LSTM to size)
@@ -105,16 +151,24 @@ def run(env_name: str, learner: str, seed: int, steps: int, arch: str = "zoo") -
     rk.run(agent, env, rk.StopAfterNSteps(steps), hook)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     r = np.asarray(hook.rewards)
+    at = hook.at
+    eval_env = gym.make(env_id)
+    if normalize:  # raw returns; evaluation with sub-env 0's statistics, frozen
+        at, r = [a for a, _ in sink["returns"]], np.array([x for _, x in sink["returns"]])
+        eval_env = gym.wrappers.NormalizeObservation(eval_env)
+        eval_env.obs_rms = obs_wrappers[0].obs_rms
+        eval_env.update_running_mean = False
     mean20 = np.convolve(r, np.ones(20) / 20, mode="valid") if len(r) >= 20 else np.array([])
-    at20 = hook.at[19:]
-    evaluation = rk.run(rk.greedy(agent.policy), rk.GymEnv(env_id, seed=1000 + seed),
+    at20 = at[19:]
+    evaluation = rk.run(rk.greedy(agent.policy), rk.GymEnv(eval_env, seed=1000 + seed),
                         rk.StopAfterNEpisodes(10), rk.TotalRewardPerEpisode())  # fmt: skip
+    learner_name = f"RecurrentPPO ({arch} policy)" if learner == "rec" else "PPO"
     return {
-        "learner": f"RecurrentPPO ({arch} policy)" if learner == "rec" else "PPO",
+        "learner": learner_name + (f" gymnasium-normalize {normalize}" if normalize else ""),
         "seed": seed,
         "seconds": round(seconds, 1),
         "cpu_seconds": round(cpu, 1),
-        "first_500": first(hook.at, r >= 500),
+        "first_500": first(at, r >= 500),
         "mean20_475_at": first(at20, mean20 >= 475),
         "mean20_500_at": first(at20, mean20 >= 500),
         "last20": float(r[-20:].mean()),
@@ -130,7 +184,6 @@ def run_sb3(
     ``normalize``: in ``VecNormalize`` (observations and rewards, gamma the learner's), the zoo's
     ``normalize: True`` (rlkit has no such normalisation), evaluated with the frozen
     observation statistics."""
-    import gymnasium as gym
     from sb3_contrib import RecurrentPPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
@@ -220,6 +273,10 @@ def main() -> None:
         action="store_true",
         help="sb3-contrib in VecNormalize (the zoo's normalize: True)",
     )
+    parser.add_argument("--normalize", choices=["obs", "obs+reward"], default="",
+                        help="rlkit's learners in gymnasium's NormalizeObservation (and "
+                             "NormalizeReward) per sub-env: a diagnostic for the zoo's "
+                             "normalize: True")  # fmt: skip
     args = parser.parse_args()
     for seed in args.seeds:
         for learner in args.learners:
@@ -227,7 +284,7 @@ def main() -> None:
                 result = run_sb3(args.env, seed, args.steps, args.sb3_sde, args.arch,
                                  args.sb3_normalize)  # fmt: skip
             else:
-                result = run(args.env, learner, seed, args.steps, args.arch)
+                result = run(args.env, learner, seed, args.steps, args.arch, args.normalize)
             print(json.dumps(result), flush=True)
 
 
