@@ -147,3 +147,16 @@ def test_predicts_refusals_name_the_policy_once():
         policy.predict(np.zeros(3, np.float32))
     with pytest.raises(ValueError, match=r"^RecurrentPPO.predict: action_masks must be a boolean"):
         policy.predict(np.zeros(2, np.float32), action_masks=np.ones(2))
+
+
+def test_discrete_observations_are_one_hot_in_the_recurrent_model():
+    env = rk.GymEnv("FrozenLake-v1", seed=0)
+    agent = rk.RecurrentPPO.agent(env, seed=0, **SMALL)
+    assert type(agent.policy.model.encoder).__name__ == "OneHotEncoder"
+    assert agent.policy.model.lstm_actor.input_size == 16
+    rk.run(agent, env, rk.StopAfterNSteps(48))
+    assert agent.policy.updates == 3
+    one_hot = torch.nn.functional.one_hot(torch.tensor([3, 7]), 16).float()
+    net = agent.policy.model
+    expected = net._run(one_hot.unsqueeze(0), net.initial_state(2))[0][0]
+    assert torch.equal(net(torch.tensor([3.0, 7.0])), expected)
