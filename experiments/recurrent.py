@@ -2,16 +2,24 @@
 recurrent.py) on the partially observed classic-control tasks ``rlkit/CartPoleNoVel-v1`` and
 ``rlkit/PendulumNoVel-v1`` (velocities removed: a policy needs memory).
 
-Hyperparameters are rl-baselines3-zoo's ``ppo_lstm`` ones (hyperparams/ppo_lstm.yml) on top of
-sb3-contrib's RecurrentPPO defaults (LSTM of 256, one layer, a separate critic LSTM, MLPs
-(64, 64) tanh after it, n_steps 128, batch_size 128):
+Hyperparameters are rl-baselines3-zoo's ``ppo_lstm`` ones (hyperparams/ppo_lstm.yml, the
+entries marked "Tuned") on top of sb3-contrib's RecurrentPPO defaults (LSTM of 256, one layer,
+a separate critic LSTM, MLPs (64, 64) tanh after it, n_steps 128, batch_size 128):
 
 * ``RecurrentPPO_CartPoleNoVel``: 8 envs, 100k steps, n_steps 32, batch 256, gae_lambda 0.8,
   gamma 0.98, 20 epochs, ent_coef 0, learning rate linear from 1e-3 to 0, clip range linear
-  from 0.2 to 0 (zoo's ``lin_0.001`` and ``lin_0.2``);
+  from 0.2 to 0 (zoo's ``lin_0.001`` and ``lin_0.2``), and the zoo's ``policy_kwargs``: an LSTM
+  of 64 (``lstm_hidden_size``; the critic's own LSTM too), one ReLU layer of 64 after it for
+  the policy and one for the value (``net_arch=dict(pi=[64], vf=[64])``: ``hidden=(64,)``,
+  ``activation="relu"``), ``ortho_init=False`` (torch's default initialisation). The zoo also
+  sets ``normalize: True`` (``VecNormalize``: running mean and variance of the observations,
+  and returns scaled by a running std), which rlkit does not have: observations and rewards
+  are taken as they are;
 * ``RecurrentPPO_PendulumNoVel``: 4 envs, 100k steps, n_steps 1024, gae_lambda 0.95, gamma 0.9,
-  10 epochs, ent_coef 0, lr 1e-3, clip 0.2; zoo also sets ``use_sde`` (gSDE, sde_sample_freq 4),
-  which rlkit does not have: plain Gaussian exploration instead.
+  10 epochs, ent_coef 0, lr 1e-3, clip 0.2, sb3-contrib's default policy; zoo also sets
+  ``use_sde`` (gSDE, sde_sample_freq 4), which rlkit does not have (plain Gaussian exploration
+  instead), and the same ``policy_kwargs`` and ``normalize: True`` as for CartPoleNoVel, which
+  this recipe does not take (not measured with them: benchmarks/results_recurrent.txt).
 
 Sequences are cut at episode starts and every ``sequence_length`` steps (default
 ``min(n_steps, batch_size)``) and packed whole into minibatches (the module docstring of
@@ -64,6 +72,10 @@ RECURRENT_PPO_CARTPOLE_NOVEL = RecurrentPPOParams(
     ent_coef=0.0,
     lr="lin_1e-3",
     clip_range="lin_0.2",
+    lstm_hidden_size=64,
+    hidden=(64,),
+    activation="relu",
+    ortho_init=False,
 )
 RECURRENT_PPO_PENDULUM_NOVEL = RecurrentPPOParams(
     total_steps=100_000,
@@ -94,7 +106,8 @@ def _experiment(env_id: str, p: RecurrentPPOParams, seed: int, name: str, doc: s
 def RecurrentPPO_CartPoleNoVel(
     seed: int = 0, p: RecurrentPPOParams = RECURRENT_PPO_CARTPOLE_NOVEL
 ) -> rk.Experiment:
-    """RecurrentPPO (LSTM) on CartPole without velocities, zoo's ppo_lstm settings (100k steps)."""
+    """RecurrentPPO (LSTM) on CartPole without velocities, zoo's ppo_lstm settings (100k steps)
+    without VecNormalize."""
     return _experiment("rlkit/CartPoleNoVel-v1", p, seed, "RecurrentPPO_CartPoleNoVel",
                        RecurrentPPO_CartPoleNoVel.__doc__ or "")  # fmt: skip
 

@@ -72,3 +72,21 @@ class DictPendulum(gym.ObservationWrapper):
 
     def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
         return {"cos_sin": observation[:2], "speed": observation[2:]}
+
+
+class DictCartPoleNoVel(gym.ObservationWrapper):
+    """``rlkit/CartPoleNoVel-v1`` (cart position, pole angle) with observations
+    ``{"cart": [x], "pole": [theta]}``: sorted keys flatten to the task's own vector."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("rlkit/CartPoleNoVel-v1"))
+        low, high = self.env.observation_space.low, self.env.observation_space.high
+        self.observation_space = gym.spaces.Dict(
+            {
+                "pole": gym.spaces.Box(low[1:], high[1:], dtype=np.float32),
+                "cart": gym.spaces.Box(low[:1], high[:1], dtype=np.float32),
+            }
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        return {"cart": observation[:1], "pole": observation[1:]}

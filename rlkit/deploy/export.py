@@ -119,6 +119,7 @@ def _(policy: StochasticPolicy) -> tuple[nn.Module, torch.Tensor]:
 
 @greedy_module.register
 def _(policy: LoadedRecurrentPolicy) -> tuple[nn.Module, tuple]:
+    _refuse_structured(policy.state_space)
     return greedy_step(policy)
 
 
@@ -131,8 +132,8 @@ def _(policy: LoadedActorPolicy) -> tuple[nn.Module, torch.Tensor]:
     return _Greedy(forward, model=policy.model, **_clamp(policy)), _example(policy.state_space)
 
 
-def _example(space: Any) -> torch.Tensor:
-    from ..approximators.cnn import is_image_space
+def _refuse_structured(space: Any) -> None:
+    """Refuse a ``Dict``/``Tuple`` observation space: a graph here takes one array."""
     from ..trajectories.structured import is_structured_space
 
     if is_structured_space(space):
@@ -143,6 +144,11 @@ def _example(space: Any) -> torch.Tensor:
             f"rk.save / rk.load, which keep {type(space).__name__} observations"
         )
 
+
+def _example(space: Any) -> torch.Tensor:
+    from ..approximators.cnn import is_image_space
+
+    _refuse_structured(space)
     dtype = torch.uint8 if is_image_space(space) else torch.float32  # images: scaled inside
     return torch.zeros((2, *space.shape), dtype=dtype)
 

@@ -55,6 +55,7 @@ from ...optimizers import (
     NonFiniteError,
     OptimizerModule,
 )
+from ...trajectories.structured import map_leaves
 from ..batch import Batch
 from ..builder import build_policy
 from ..built import initial_value
@@ -102,13 +103,13 @@ def add_recurrent_advantages(policy, batch):
     after = torch.cat(
         [torch.as_tensor(stored[1:], device=policy.device), now.unsqueeze(0).to(torch.float32)]
     )
-    final = torch.as_tensor(np.asarray(batch["final_state"]), dtype=torch.float32,
-                            device=policy.device)  # fmt: skip
-    steps, n = final.shape[:2]
+    # (T, n, ...) observations (a Dict's: by key) as (T * n, ...) rows
+    final = map_leaves(lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32,
+                                                 device=policy.device).flatten(0, 1),
+                       batch["final_state"])  # fmt: skip
+    steps, n = stored.shape[:2]
     with torch.no_grad():
-        next_values = policy.model.values_after(final.flatten(0, 1), after.flatten(0, 1)).reshape(
-            steps, n
-        )
+        next_values = policy.model.values_after(final, after.flatten(0, 1)).reshape(steps, n)
     advantages, returns = gae(
         batch["reward"],
         batch["value"],
@@ -143,7 +144,8 @@ def sequence_batch(batch: Mapping[str, Any], length: int, device: Any) -> Batch:
     for key in keys:
         if key in ("lstm_state", "episode_start"):
             continue
-        out[key] = _tensor(np.swapaxes(cut[key], 0, 1), key, device)
+        out[key] = map_leaves(lambda a, key=key: _tensor(np.swapaxes(a, 0, 1), key, device),
+                              cut[key])  # fmt: skip
     out["lstm_state"] = torch.as_tensor(cut["lstm_state"][0], dtype=torch.float32, device=device)
     out["episode_start"] = torch.as_tensor(cut["episode_start"][0], device=device)
     out["mask"] = torch.as_tensor(np.swapaxes(cut["mask"], 0, 1), device=device)

@@ -1,6 +1,9 @@
 """The LSTM actor-critic of sb3-contrib's ``RecurrentActorCriticPolicy`` (``MlpLstmPolicy``).
 
-Observations (flattened) go through an LSTM (``lstm_hidden_size`` 256, ``n_lstm_layers`` 1 by
+Observations (a ``Box`` flattened; a ``Dict``, ``Tuple``, ``Discrete``, ``MultiBinary`` or
+``MultiDiscrete`` one through the encoder of its space, rlkit/approximators/encoders, as the PPO
+family's models take them: sb3-contrib's ``MultiInputLstmPolicy`` with its ``CombinedExtractor``)
+go through an LSTM (``lstm_hidden_size`` 256, ``n_lstm_layers`` 1 by
 default), then through the policy and value MLPs (``hidden``, default (64, 64), ``activation``
 tanh) and the heads. The critic has an LSTM of its own (``enable_critic_lstm=True``, the
 default), or reads the actor's LSTM output without back-propagating into it
@@ -34,7 +37,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -44,8 +47,9 @@ from torch import nn
 
 from ...core.checks import positive_int
 from ...policies.distributions import DiagGaussian
+from ...trajectories.structured import leading_length, map_leaves
 from ..hyperparameters import hidden_sizes, layers_from_hidden
-from .models import observation_size
+from .models import observation_encoder, observation_size, orthogonal_encoder
 
 __all__ = ["RecurrentActorCritic", "recurrent_actor_critic_model"]
 
@@ -78,6 +82,7 @@ class RecurrentActorCritic(nn.Module):
         gaussian_actions: int = 0,
         log_std_init: float = 0.0,
         seed: int = 0,
+        encoder: nn.Module | None = None,
     ) -> None:
         super().__init__()
         owner = "RecurrentActorCritic"
@@ -126,6 +131,9 @@ class RecurrentActorCritic(nn.Module):
             if gaussian_actions
             else None
         )
+        # a structured (Dict, Tuple) or Discrete observation's encoder (``n_obs`` its width),
+        # shared by the LSTMs (sb3-contrib's shared features extractor); None: a Box, flattened
+        self.encoder = encoder
         self._initialise(torch.Generator().manual_seed(int(seed)), ortho_init)
 
     @torch.no_grad()
@@ -146,6 +154,8 @@ class RecurrentActorCritic(nn.Module):
                 _default_linear_init(layer, generator)
         if self.critic is not None:
             _default_linear_init(self.critic, generator)
+        if self.encoder is not None and ortho_init:  # sb3's gain sqrt(2) for the extractor
+            orthogonal_encoder(self.encoder, generator)
 
     # ---- the hidden state ----
     def initial_state(self, n: int, device: Any = None) -> torch.Tensor:
@@ -159,13 +169,13 @@ class RecurrentActorCritic(nn.Module):
         """``(distribution inputs, values, next state)`` for one observation per environment;
         the state is zeroed first where ``episode_start`` is True."""
         keep = (~episode_start.to(torch.bool)).to(state.dtype).view(-1, 1, 1, 1)
-        inputs, values, state = self._run(obs.flatten(1).unsqueeze(0), state * keep)
+        inputs, values, state = self._run(self.features(obs).unsqueeze(0), state * keep)
         return inputs[0], values[0], state
 
     def values_after(self, obs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
         """The values of ``obs`` (one per environment) from ``state``, not reset: the value of
         the state an episode was cut in (truncation, the rollout's end), for bootstrapping."""
-        return self._run(obs.flatten(1).unsqueeze(0), state, policy=False)[1][0]
+        return self._run(self.features(obs).unsqueeze(0), state, policy=False)[1][0]
 
     # ---- learning: padded sequences ----
     def sequences(
@@ -176,18 +186,29 @@ class RecurrentActorCritic(nn.Module):
         layers, hidden)``, zeroed where ``episode_start`` (``(n_seq,)``) is True) and never
         cross an episode start."""
         keep = (~episode_start.to(torch.bool)).to(state.dtype).view(-1, 1, 1, 1)
-        x = obs.flatten(2).transpose(0, 1)  # (length, n_seq, features): the LSTM's layout
+        if self.encoder is None:
+            x = obs.flatten(2)
+        else:  # the encoder takes rows: (n_seq * length, ...) per key, then back
+            n_seq, length = next(_leaves(obs)).shape[:2]
+            rows = map_leaves(lambda t: t.flatten(0, 1), obs)
+            x = self.encoder(rows).reshape(n_seq, length, -1)
+        x = x.transpose(0, 1)  # (length, n_seq, features): the LSTM's layout
         inputs, values, _ = self._run(x, state * keep)
         return inputs.transpose(0, 1), values.transpose(0, 1)
 
     # ---- a state-free step (the first of an episode) ----
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        state = self.initial_state(obs.shape[0], obs.device)
-        return self._run(obs.flatten(1).unsqueeze(0), state)[0][0]
+    def forward(self, obs: Any) -> torch.Tensor:
+        state = self.initial_state(leading_length(obs), next(_leaves(obs)).device)
+        return self._run(self.features(obs).unsqueeze(0), state)[0][0]
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        state = self.initial_state(obs.shape[0], obs.device)
+    def value(self, obs: Any) -> torch.Tensor:
+        state = self.initial_state(leading_length(obs), next(_leaves(obs)).device)
         return self.values_after(obs, state)
+
+    def features(self, obs: Any) -> torch.Tensor:
+        """The LSTMs' input for a batch of observations ``(n, ...)``: the encoder's features
+        ``(n, n_features)``, or a ``Box`` observation flattened."""
+        return obs.flatten(1) if self.encoder is None else self.encoder(obs)
 
     def _run(
         self, x: torch.Tensor, state: torch.Tensor, policy: bool = True
@@ -214,6 +235,15 @@ class RecurrentActorCritic(nn.Module):
         return inputs, values, torch.stack(new).permute(2, 0, 1, 3)
 
 
+def _leaves(obs: Any) -> Iterator[torch.Tensor]:
+    """The tensors of an observation batch (one, or a dict's, nested)."""
+    if isinstance(obs, dict):
+        for value in obs.values():
+            yield from _leaves(value)
+    else:
+        yield obs
+
+
 def _mlp(sizes: Sequence[int], activation: type[nn.Module]) -> list[nn.Module]:
     layers: list[nn.Module] = []
     for a, b in zip(sizes[:-1], sizes[1:], strict=True):
@@ -236,7 +266,10 @@ def recurrent_actor_critic_model(
     """``model_fn`` of ``rk.RecurrentPPO``: a :class:`RecurrentActorCritic` sized for the
     spaces, with ``config`` keys ``lstm_hidden_size`` (256), ``n_lstm_layers`` (1),
     ``shared_lstm`` (False), ``enable_critic_lstm`` (True), ``hidden`` ((64, 64)),
-    ``activation`` ("tanh"), ``ortho_init`` (True) and ``log_std_init`` (0.0).
+    ``activation`` ("tanh"), ``ortho_init`` (True) and ``log_std_init`` (0.0). Observations
+    other than a ``Box`` (``Dict``, ``Tuple``, ``Discrete``, ...) go through the encoder of
+    their space (``observation_encoder``; image keys inside a ``Dict`` use ``config``'s
+    ``cnn``, default ``"nature"``).
 
     Example:
         >>> from rlkit.policies.distributions import Categorical
@@ -249,8 +282,10 @@ def recurrent_actor_critic_model(
         seed = int(seed.generate_state(1, dtype=np.uint32)[0] >> 1)
     gaussian = issubclass(dist_class, DiagGaussian)
     n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
+    owner = "recurrent_actor_critic_model"
+    encoder = observation_encoder(owner, state_space, config, seed)
     return RecurrentActorCritic(
-        observation_size("recurrent_actor_critic_model", state_space),
+        observation_size(owner, state_space) if encoder is None else encoder.n_features,
         dist_class.n_inputs(action_space),
         hidden_sizes("recurrent_actor_critic_model", config.get("hidden", (64, 64))),
         lstm_hidden_size=config.get("lstm_hidden_size", 256),
@@ -262,4 +297,5 @@ def recurrent_actor_critic_model(
         gaussian_actions=n_actions if gaussian else 0,
         log_std_init=config.get("log_std_init", 0.0),
         seed=seed,
+        encoder=encoder,
     )

@@ -43,6 +43,7 @@ from ...core.dispatch import PlanStep, greedy, where
 from ...core.interfaces import AbstractPolicy
 from ...core.stages import PRE_EPISODE_STAGE, PRE_EXPERIMENT_STAGE, AbstractStage
 from ...core.state import require_keys
+from ...policies.observations import one_row
 from ...policies.predict import (
     mask_batch,
     observation_batch,
@@ -51,6 +52,7 @@ from ...policies.predict import (
 )
 from ...policies.spaces import check_env_fits
 from ...policies.stochastic import is_vector_env
+from ...trajectories.structured import leading_length
 from ..built import BuiltPolicy
 
 __all__ = ["RecurrentPolicy", "RecurrentActing", "ActState", "RecurrentGreedyPolicy"]
@@ -143,11 +145,11 @@ class RecurrentActing:
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        obs = self.observation_tensor(env.state if vector else np.asarray(env.state)[None])
+        obs = self.observation_tensor(env.state if vector else one_row(env.state, self.state_space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
-        n = obs.shape[0]
+        n = leading_length(obs)
         starts = self.act_state.starts(env, n)
         with torch.no_grad():
             hidden = self.act_state.current(self.model, n, self.device)
@@ -210,12 +212,13 @@ class RecurrentActing:
             >>> actions.shape, states.shape
             ((3,), (3, 4, 1, 8))
         """
-        owner = f"{policy_name(self)}.predict"
-        batch, single = observation_batch(owner, obs, self.state_space)
+        name = policy_name(self)
+        owner = f"{name}.predict"
+        batch, single = observation_batch(name, obs, self.state_space)  # they add ".predict"
         n = len(batch)
         hidden = self._predict_state(owner, state, n, single)
         starts = _episode_starts(owner, episode_start, n, single)
-        masks = mask_batch(owner, action_masks, n, getattr(self.action_space, "n", None))
+        masks = mask_batch(name, action_masks, n, getattr(self.action_space, "n", None))
         with torch.no_grad():
             inputs, _, after = self.model.step(
                 self.observation_tensor(batch), hidden.to(self.device),
@@ -329,11 +332,12 @@ class RecurrentGreedyPolicy(AbstractPolicy):
     def act(self, env: Any) -> Any:
         policy = self.policy
         vector = is_vector_env(env)
-        obs = policy.observation_tensor(env.state if vector else np.asarray(env.state)[None])
+        space = policy.state_space
+        obs = policy.observation_tensor(env.state if vector else one_row(env.state, space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
-        n = obs.shape[0]
+        n = leading_length(obs)
         starts = self.act_state.starts(env, n)
         with torch.no_grad():
             hidden = self.act_state.current(policy.model, n, policy.device)

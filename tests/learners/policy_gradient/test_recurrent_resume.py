@@ -1,11 +1,13 @@
 """A RecurrentPPO run killed in a subprocess (between checkpoints, in the middle of a rollout
 and of episodes) and resumed from its last checkpoint in another ends with exactly the
 parameters, hidden states and returns of an uninterrupted run: the hidden state is part of
-the policy's act state, saved with it."""
+the policy's act state, saved with it. The same for a run on Dict observations (a Dict
+CartPoleNoVel, tests/observation_envs.py): the rollout holds them by key."""
 
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -17,9 +19,14 @@ SCRIPT = textwrap.dedent(
     from rlkit.hooks.checkpoint import CheckpointHook
 
     torch.set_num_threads(1)
-    mode, folder = sys.argv[1], sys.argv[2]
+    mode, folder, observations = sys.argv[1], sys.argv[2], sys.argv[3]
     TOTAL = 768
-    env = rk.VectorGymEnv("rlkit/CartPoleNoVel-v1", 4, seed=3)
+    if observations == "dict":
+        sys.path.insert(0, sys.argv[4])
+        from observation_envs import DictCartPoleNoVel
+        env = rk.VectorGymEnv([DictCartPoleNoVel] * 4, seed=3)
+    else:
+        env = rk.VectorGymEnv("rlkit/CartPoleNoVel-v1", 4, seed=3)
     agent = rk.RecurrentPPO.agent(env, seed=5, n_steps=16, batch_size=32, n_epochs=2,
                                   lstm_hidden_size=16, hidden=(16,),
                                   lr=rk.LinearSchedule(1e-3, 0.0, TOTAL))
@@ -48,20 +55,24 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(mode, folder):
+TESTS = Path(__file__).resolve().parents[2]  # tests/, where observation_envs.py is
+
+
+def _run(mode, folder, observations="box"):
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT, mode, str(folder)],
+        [sys.executable, "-c", SCRIPT, mode, str(folder), observations, str(TESTS)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
 
 @pytest.mark.slow
-def test_killed_recurrent_ppo_run_resumes_bit_exactly(tmp_path):
-    straight = _run("straight", tmp_path / "unused")
+@pytest.mark.parametrize("observations", ["box", "dict"])
+def test_killed_recurrent_ppo_run_resumes_bit_exactly(tmp_path, observations):
+    straight = _run("straight", tmp_path / "unused", observations)
     assert straight.returncode == 0, straight.stderr
-    killed = _run("killed", tmp_path / "ckpt")
+    killed = _run("killed", tmp_path / "ckpt", observations)
     assert killed.returncode == 3, killed.stderr
-    resumed = _run("resume", tmp_path / "ckpt")
+    resumed = _run("resume", tmp_path / "ckpt", observations)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.split() == straight.stdout.split()
     assert straight.stdout.split()[1:] == ["12", "768"]
