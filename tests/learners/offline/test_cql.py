@@ -174,9 +174,8 @@ def test_the_update_with_the_actor_outputs_reused_equals_the_old_computation():
     old = rk.CQL(pendulum(), seed=1, hidden=(32, 32), n_action_samples=4)
     old.loss_fns["critic"] = _old_critic_loss
     for seed in range(5):
-        info_new, info_old = rk.update(new, random_batch(seed=seed)), rk.update(
-            old, random_batch(seed=seed)
-        )
+        info_new = rk.update(new, random_batch(seed=seed))
+        info_old = rk.update(old, random_batch(seed=seed))
         assert info_new == pytest.approx(info_old, rel=1e-5, abs=1e-6)
     for (k, a), b in zip(_parameters(new).items(), _parameters(old).values(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=k)
