@@ -72,7 +72,7 @@ from ...core.dispatch import update
 from ...optimizers.gradient import GradientDescent
 from ...trajectories.structured import map_leaves
 from ..actor_critic import sac
-from ..actor_critic.common import ActorCriticModel
+from ..actor_critic.common import ActorCriticModel, mse
 from ..batch import Batch
 from ..builder import build_policy
 from ..hyperparameters import layers_from_hidden
@@ -146,7 +146,7 @@ def _alpha(model: Any, config: dict[str, Any]) -> torch.Tensor:
     return model.log_cql_alpha.exp().clamp(0.0, _ALPHA_MAX)
 
 
-def _sampled_q(model: Any, state: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+def _sampled_q(model: Any, state: Any, actions: torch.Tensor) -> torch.Tensor:
     """The critics at ``state`` (``(batch, obs)``) for ``actions`` (``(batch, n, act)``), as
     ``(n_critics, batch, n)``: one forward pass over the ``batch * n`` pairs."""
     b, n, d = actions.shape
@@ -157,33 +157,61 @@ def _sampled_q(model: Any, state: torch.Tensor, actions: torch.Tensor) -> torch.
     return torch.stack(model.critic(states, actions.reshape(b * n, d))).view(-1, b, n)
 
 
-def _policy_samples(
-    model: Any, state: torch.Tensor, noise: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` detached squashed-Gaussian samples of the actor at each state and their
-    log-probabilities, ``(batch, n, act)`` and ``(batch, n)``, from ``noise`` ``(batch, n,
-    act)``."""
+def _actor_out(model: Any, batch: Batch, key: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The actor's ``(mean, log_std)`` at ``batch[key]``, detached: the ones the gradient step
+    computed already (``batch[key + "_actor"]``, set by ``update``) or a new forward pass."""
+    if f"{key}_actor" in batch:
+        return batch[f"{key}_actor"]
     with torch.no_grad():
-        mean, log_std = model.actor(state)
+        return model.actor(batch[key])
+
+
+def _policy_samples(
+    mean: torch.Tensor, log_std: torch.Tensor, noise: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` detached squashed-Gaussian samples of the actor's ``(mean, log_std)`` at each
+    state and their log-probabilities, ``(batch, n, act)`` and ``(batch, n)``, from ``noise``
+    ``(batch, n, act)``."""
+    with torch.no_grad():
         return sac.squashed_gaussian(mean.unsqueeze(1), log_std.unsqueeze(1), noise)
+
+
+def _td_target(policy: Any, model: Any, batch: Batch, next_out: tuple) -> torch.Tensor:
+    """``r + gamma * (1 - terminal) * backup``, no gradient: the deterministic backup
+    ``min_i Q'_i(s', tanh(mu(s')))`` (d3rlpy's default) or, with ``soft_q_backup``, SAC's
+    ``min_i Q'_i(s', a') - ent_coef * log pi(a'|s')`` (:func:`sac.critic_loss`'s target)."""
+    c = policy.config
+    mean, log_std = next_out
+    with torch.no_grad():
+        if c["soft_q_backup"]:
+            action, log_prob = sac.squashed_gaussian(mean, log_std, batch["next_noise"])
+        else:
+            action = torch.tanh(mean)
+        next_q = torch.stack(model.critic_target(batch["next_state"], action)).min(0).values
+        if c["soft_q_backup"]:
+            next_q = next_q - batch["ent_coef"] * log_prob
+        return batch["reward"] + (1.0 - batch["terminal"]) * c["gamma"] * next_q
 
 
 def critic_loss(policy, model, dist_class, batch):
     """SAC's temporal-difference loss (doubled: the sum of the critics' squared errors, as
-    d3rlpy; with the deterministic backup unless ``soft_q_backup``) plus
+    d3rlpy; with the deterministic backup unless ``soft_q_backup``, :func:`_td_target`) plus
     ``alpha * conservative_weight * sum_i (gap_i - target_action_gap)``
-    (:func:`conservative_gap`; no ``target_action_gap`` term when ``alpha`` is fixed)."""
+    (:func:`conservative_gap`; no ``target_action_gap`` term when ``alpha`` is fixed).
+
+    ``Q(s, a_data)`` is computed once for both terms, each kind of sampled action in one
+    forward pass of the critics (:func:`_sampled_q`), and the actor's outputs at ``s`` and
+    ``s'`` are those the gradient step computed already (:func:`_actor_out`). (One pass over
+    all ``3 * n_action_samples`` kinds at once, or both critics in one batched product, was
+    slower on a CPU: the larger activations leave the cache; benchmarks/results_offline.txt.)"""
     c = policy.config
-    td_batch = batch
-    if not c["soft_q_backup"]:  # d3rlpy's default: Q'(s', tanh(mu(s'))), no entropy term
-        td_batch = Batch(batch)
-        td_batch["ent_coef"] = torch.zeros(())
-        td_batch["next_noise"] = torch.zeros_like(batch["next_noise"])
-    td, info = sac.critic_loss(policy, model, dist_class, td_batch)
+    next_out = _actor_out(model, batch, "next_state")
+    target = _td_target(policy, model, batch, next_out)
+    pi, log_pi = _policy_samples(*_actor_out(model, batch, "state"), batch["cql_pi_noise"])
+    next_pi, log_next_pi = _policy_samples(*next_out, batch["cql_next_noise"])
     state = batch["state"]
-    pi, log_pi = _policy_samples(model, state, batch["cql_pi_noise"])
-    next_pi, log_next_pi = _policy_samples(model, batch["next_state"], batch["cql_next_noise"])
     q_data = torch.stack(model.critic(state, batch["action"]))
+    td = 0.5 * sum(mse(q, target) for q in q_data)
     gap = conservative_gap(
         q_data,
         _sampled_q(model, state, batch["cql_random"]),
@@ -195,7 +223,11 @@ def critic_loss(policy, model, dist_class, batch):
     )
     threshold = 0.0 if c["target_action_gap"] is None else c["target_action_gap"]
     penalty = (_alpha(model, c).detach() * c["conservative_weight"] * (gap - threshold)).sum()
-    info = {**info, "cql_gap": float(gap.detach().mean()), "td_loss": float(2.0 * td.detach())}
+    info = {
+        "q_mean": float(q_data[0].detach().mean()),
+        "cql_gap": float(gap.detach().mean()),
+        "td_loss": float(2.0 * td.detach()),
+    }
     return 2.0 * td + penalty, info
 
 
@@ -335,7 +367,13 @@ def _(policy: CQL, batch: Batch, /):
         batch["ent_coef"] = model.log_ent_coef.detach().exp().clone()
     else:
         batch["ent_coef"] = torch.tensor(sac.parse_ent_coef("CQL", policy.config["ent_coef"])[1])
-    batch["pi"] = sac.policy_sample(model, batch)
+    # the actor's outputs at s (with its gradient: the entropy coefficient's and the actor's
+    # sample) and at s' (the backup's and the conservative samples'), computed once
+    mean, log_std = model.actor(batch["state"])
+    batch["pi"] = sac.squashed_gaussian(mean, log_std, batch["pi_noise"])
+    batch["state_actor"] = (mean.detach(), log_std.detach())
+    with torch.no_grad():
+        batch["next_state_actor"] = model.actor(batch["next_state"])
     info: dict[str, float] = {}
     if "ent_coef" in policy.optimizer:
         info.update(policy.step_loss("ent_coef", batch))

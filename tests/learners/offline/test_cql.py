@@ -91,21 +91,94 @@ def _prepared(policy, seed=0):
     return batch
 
 
+# ---- the computation before Q(s, a_data) and the actor outputs were shared (2026-11-27), the
+# reference: Q(s, a_data) run twice (the TD term and the conservative one), the actor run
+# again at s and s' ----
+
+
+def _old_sampled_q(model, state, actions):
+    b, n, d = actions.shape
+    states = state.flatten(1).repeat_interleave(n, dim=0)
+    return torch.stack(model.critic(states, actions.reshape(b * n, d))).view(-1, b, n)
+
+
+def _old_policy_samples(model, state, noise):
+    with torch.no_grad():
+        mean, log_std = model.actor(state)
+        return sac.squashed_gaussian(mean.unsqueeze(1), log_std.unsqueeze(1), noise)
+
+
 def _penalty(policy, batch):
     model = policy.model
     state = batch["state"]
-    pi, log_pi = cql._policy_samples(model, state, batch["cql_pi_noise"])
-    nxt, log_nxt = cql._policy_samples(model, batch["next_state"], batch["cql_next_noise"])
-    gap = cql.conservative_gap(
+    pi, log_pi = _old_policy_samples(model, state, batch["cql_pi_noise"])
+    nxt, log_nxt = _old_policy_samples(model, batch["next_state"], batch["cql_next_noise"])
+    return cql.conservative_gap(
         torch.stack(model.critic(state, batch["action"])),
-        cql._sampled_q(model, state, batch["cql_random"]),
-        cql._sampled_q(model, state, pi),
+        _old_sampled_q(model, state, batch["cql_random"]),
+        _old_sampled_q(model, state, pi),
         log_pi,
-        cql._sampled_q(model, state, nxt),
+        _old_sampled_q(model, state, nxt),
         log_nxt,
-        1,
+        policy.n_actions,
     )
-    return gap
+
+
+def _old_critic_loss(policy, model, dist_class, batch):
+    c = policy.config
+    td_batch = batch
+    if not c["soft_q_backup"]:
+        td_batch = Batch(batch)
+        td_batch["ent_coef"] = torch.zeros(())
+        td_batch["next_noise"] = torch.zeros_like(batch["next_noise"])
+    td, info = sac.critic_loss(policy, model, dist_class, td_batch)
+    gap = _penalty(policy, batch)
+    threshold = 0.0 if c["target_action_gap"] is None else c["target_action_gap"]
+    penalty = (cql._alpha(model, c).detach() * c["conservative_weight"] * (gap - threshold)).sum()
+    info = {**info, "cql_gap": float(gap.detach().mean()), "td_loss": float(2.0 * td.detach())}
+    return 2.0 * td + penalty, info
+
+
+def _critic_grads(policy, loss):
+    params = list(policy.model.critic.parameters())
+    return torch.autograd.grad(loss, params)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"soft_q_backup": True}, {"target_action_gap": 2.0, "cql_alpha": 0.3},
+     {"n_action_samples": 1, "conservative_weight": 1.0}],
+)  # fmt: skip
+def test_critic_loss_with_q_data_once_equals_the_old_computation(config):
+    config = {"n_action_samples": 4, **config}
+    policy = rk.CQL(pendulum(), seed=3, hidden=(32, 32), **config)
+    for seed in range(3):
+        batch = _prepared(policy, seed=seed)
+        new, new_info = cql.critic_loss(policy, policy.model, None, batch)
+        old, old_info = _old_critic_loss(policy, policy.model, None, batch)
+        assert new.item() == pytest.approx(old.item(), rel=1e-6, abs=1e-6)
+        assert set(new_info) == set(old_info)
+        for key in new_info:
+            assert new_info[key] == pytest.approx(old_info[key], rel=1e-6, abs=1e-6), key
+        for g_new, g_old in zip(
+            _critic_grads(policy, new), _critic_grads(policy, old), strict=True
+        ):
+            torch.testing.assert_close(g_new, g_old, rtol=1e-5, atol=1e-6)
+
+
+def test_the_update_with_the_actor_outputs_reused_equals_the_old_computation():
+    """update(CQL, batch) hands the critic loss the actor's outputs it computed already; the
+    same updates with the old critic loss (which runs the actor again) give the same
+    parameters."""
+    new = rk.CQL(pendulum(), seed=1, hidden=(32, 32), n_action_samples=4)
+    old = rk.CQL(pendulum(), seed=1, hidden=(32, 32), n_action_samples=4)
+    old.loss_fns["critic"] = _old_critic_loss
+    for seed in range(5):
+        info_new = rk.update(new, random_batch(seed=seed))
+        info_old = rk.update(old, random_batch(seed=seed))
+        assert info_new == pytest.approx(info_old, rel=1e-5, abs=1e-6)
+    for (k, a), b in zip(_parameters(new).items(), _parameters(old).values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=k)
 
 
 def test_critic_loss_is_twice_the_deterministic_backup_td_loss_plus_the_weighted_gap():
