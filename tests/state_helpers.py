@@ -87,3 +87,16 @@ class Holder:
 
     def load_state_dict(self, state: Any) -> None:
         self.state = state
+
+
+def parameter_copies(module: Any) -> list[Any]:
+    """Detached copies of a torch module's parameters, in order."""
+    return [p.detach().clone() for p in module.parameters()]
+
+
+def assert_equal_tensors(a: list[Any], b: list[Any]) -> None:
+    """The two lists of tensors are equal, element for element (``torch.equal``)."""
+    import torch
+
+    assert len(a) == len(b)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))

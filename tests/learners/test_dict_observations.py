@@ -19,6 +19,8 @@ import pytest
 import torch
 from observation_envs import DictCartPole, DictPendulum, TupleCartPole, WrongKeys
 from one_liners import ONE_LINERS, one_torch_thread  # noqa: F401
+from state_helpers import assert_equal_tensors as _assert_equal
+from state_helpers import parameter_copies as _params
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
@@ -32,15 +34,6 @@ SMALL = {
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def _params(module: torch.nn.Module) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in module.parameters()]
-
-
-def _assert_equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> None:
-    assert len(a) == len(b)
-    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def _on_policy(name: str, env, steps: int):

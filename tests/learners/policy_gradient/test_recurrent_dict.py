@@ -16,6 +16,8 @@ import pytest
 import torch
 from observation_envs import DictCartPoleNoVel
 from one_liners import one_torch_thread  # noqa: F401
+from state_helpers import assert_equal_tensors as _assert_equal
+from state_helpers import parameter_copies as _params
 
 import rlkit as rk
 
@@ -25,15 +27,6 @@ SMALL = {"lstm_hidden_size": 16, "hidden": (16,), "n_steps": 16, "batch_size": 1
          "n_epochs": 2}  # fmt: skip
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-def _params(module: torch.nn.Module) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in module.parameters()]
-
-
-def _assert_equal(a: list[torch.Tensor], b: list[torch.Tensor]) -> None:
-    assert len(a) == len(b)
-    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 def _run(env, steps: int, **hp):
