@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-import torch
+from one_liners import one_torch_thread  # noqa: F401
 from rlkit.experiments.optimizers import ES_CARTPOLE, TRPO_CARTPOLE
 
 import rlkit as rk
@@ -11,13 +11,7 @@ from rlkit.optimizers import Evolutionary, NaturalGradient, OptimizedStep
 
 RECIPES = ["TRPO_CartPole", "TRPO_Pendulum", "ES_CartPole"]
 
-
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_recipes_are_registered_with_descriptions():
@@ -37,13 +31,13 @@ def test_trpo_cartpole_uses_the_rl_baselines3_zoo_hyperparameters():
 
 
 @pytest.mark.parametrize("name", ["TRPO_CartPole", "TRPO_Pendulum"])
-def test_trpo_recipes_run_a_short_training(name, one_thread):
+def test_trpo_recipes_run_a_short_training(name):
     exp = rk.make_experiment(name, seed=1, total_steps=2100)
     rk.run(exp)
     assert exp.policy.policy.updates == 2100 // exp.policy.policy.config["n_steps"]
 
 
-def test_es_recipe_runs_two_generations(one_thread):
+def test_es_recipe_runs_two_generations():
     exp = rk.make_experiment("ES_CartPole", seed=1, generations=2)
     hook = rk.run(exp)
     assert len(hook.rewards) == 2 and exp.policy.policy.updates == 2
@@ -55,7 +49,7 @@ def test_es_recipe_runs_two_generations(one_thread):
 
 
 @pytest.mark.slow
-def test_trpo_solves_cartpole_within_its_budget(one_thread):
+def test_trpo_solves_cartpole_within_its_budget():
     exp = rk.make_experiment("TRPO_CartPole", seed=0)
     rk.run(exp)
     result = rk.evaluate(exp.policy.policy, rk.GymEnv("CartPole-v1"), 20, seed=123)
@@ -63,7 +57,7 @@ def test_trpo_solves_cartpole_within_its_budget(one_thread):
 
 
 @pytest.mark.slow
-def test_es_solves_cartpole_within_its_budget(one_thread):
+def test_es_solves_cartpole_within_its_budget():
     exp = rk.make_experiment("ES_CartPole", seed=0)
     rk.run(exp)
     result = rk.evaluate(exp.policy.policy, rk.GymEnv("CartPole-v1"), 20, seed=123)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-import torch
+from one_liners import one_torch_thread  # noqa: F401
 from rlkit.experiments.dqn import CARTPOLE, DQN_CartPole, PrioritizedDQN_CartPole
 
 import rlkit as rk
@@ -18,16 +18,10 @@ FAST_CARTPOLE = replace(
     CARTPOLE, total_steps=20_000, buffer_size=20_000, train_freq=64, gradient_steps=32
 )
 
-
-@pytest.fixture
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def test_one_forward_pass_per_step_and_schedules_in_transitions(one_thread):
+def test_one_forward_pass_per_step_and_schedules_in_transitions():
     config = replace(
         FAST_CARTPOLE, total_steps=400, learning_starts=100, train_freq=50, n_envs=4
     )
@@ -52,7 +46,7 @@ def test_the_recipes_n_envs_parameter_is_checked():
         rk.make_experiment("DQN_CartPole", 0, n_envs=0)
 
 
-def test_prioritized_dqn_records_priorities_for_the_batch(one_thread):
+def test_prioritized_dqn_records_priorities_for_the_batch():
     config = replace(
         FAST_CARTPOLE, total_steps=300, learning_starts=100, train_freq=50, n_envs=3
     )
@@ -64,7 +58,7 @@ def test_prioritized_dqn_records_priorities_for_the_batch(one_thread):
 
 
 @pytest.mark.slow
-def test_dqn_solves_cartpole_on_four_sub_envs_within_20k_transitions(one_thread):
+def test_dqn_solves_cartpole_on_four_sub_envs_within_20k_transitions():
     exp = DQN_CartPole(0, replace(FAST_CARTPOLE, n_envs=4))  # no evaluation hook: the agent
     agent, env = exp.policy, exp.env
     rk.run(agent, env, rk.StopAfterNSteps(FAST_CARTPOLE.total_steps))
