@@ -16,6 +16,17 @@ from rlkit.core.dispatch import PlanStep
 from rlkit.core.stages import STAGES
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Torch on one thread in every test process, as the recipes and the CLI run: fast for the
+    small networks here, immune to a busy machine, and the same floating-point reductions in
+    every test. A test that changes the count restores it."""
+    try:
+        import torch
+    except ImportError:  # the core tests run without torch
+        return
+    torch.set_num_threads(1)
+
+
 class CountdownEnv(rk.AbstractEnv):
     """Episodes of exactly ``length`` steps. ``state`` is the number of steps taken in the
     episode, the reward of step ``k`` (1-based) is ``k``, so a finished episode returns

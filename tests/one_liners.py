@@ -1,10 +1,6 @@
-"""What the tests of the DQN family's one-liners share: each learner's small settings, and a
-fixture that runs a test with one torch thread (as the recipes do)."""
+"""What the tests of the DQN family's one-liners share: each learner's small settings."""
 
 from __future__ import annotations
-
-import pytest
-import torch
 
 #: the DQN family's one-liners (``rk.NAME.agent``) and each one's own small settings
 ONE_LINERS = {
@@ -16,11 +12,3 @@ ONE_LINERS = {
     "Rainbow": {},
 }
 
-
-@pytest.fixture
-def one_torch_thread():
-    """One torch thread for the test, the former count restored after it."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)

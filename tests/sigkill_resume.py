@@ -83,18 +83,6 @@ def assert_same_runs(reference: tuple, resumed: tuple, min_episodes: int = 10) -
     assert_same(get_state(env_a), get_state(env_b), "env")
 
 
-def one_thread(fn: Callable[[], Any]) -> Any:
-    """``fn()`` with one torch thread (restored after)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return fn()
-    finally:
-        torch.set_num_threads(threads)
-
-
 def child_main(run: Callable[[str, Block], Any], kill_at: int) -> None:
     """The child's part: ``run(folder, Block(kill_at, ready))`` from ``sys.argv``."""
     import torch

@@ -48,7 +48,6 @@ def test_the_new_algorithm_shows_in_explain(capsys):
 
 @pytest.mark.slow
 def test_the_new_algorithm_learns_cartpole():
-    torch.set_num_threads(1)
     agent, env = make_agent(seed=0)
     rk.run(agent, env, rk.StopAfterNSteps(TOTAL))
     env.close()

@@ -14,8 +14,6 @@ import rlkit as rk
 from rlkit.approximators.dynamics import select_elites
 from rlkit.approximators.ensemble import EnsembleLinear, ProbabilisticEnsemble, gaussian_nll
 
-torch.set_num_threads(1)
-
 
 def _spaces():
     env = rk.GymEnv("Pendulum-v1")

@@ -25,7 +25,6 @@ ENVS = ["rlkit/CartPoleNoVel-v1", "rlkit/PendulumNoVel-v1"]
 @pytest.fixture(scope="module", params=ENVS)
 def saved(request, tmp_path_factory):
     """(trained agent, its artifact, the env id): a RecurrentPPO after a few updates."""
-    torch.set_num_threads(1)
     env = rk.VectorGymEnv(request.param, 2, seed=0)
     agent = rk.RecurrentPPO.agent(env, seed=0, **SMALL)
     rk.run(agent, env, rk.StopAfterNSteps(128))

@@ -73,7 +73,6 @@ def test_unstorable_spaces_and_bad_descriptions_are_refused_naming_them():
 @pytest.mark.parametrize("name", sorted(SPACES))
 @pytest.mark.parametrize("algorithm", ["PPO", "A2C"])
 def test_loaded_policy_gives_the_trained_actions(name, algorithm, tmp_path):
-    torch.set_num_threads(1)
     env = rk.GymEnv(StructuredEnv(SPACES[name]), seed=0)
     agent = getattr(rk, algorithm).agent(env, seed=0, n_steps=64)
     rk.run(agent, env, rk.StopAfterNSteps(128))
@@ -91,7 +90,6 @@ def test_loaded_policy_gives_the_trained_actions(name, algorithm, tmp_path):
 
 @pytest.mark.parametrize("name", ["dict", "tuple"])
 def test_loaded_dqn_gives_the_trained_q_values(name, tmp_path):
-    torch.set_num_threads(1)
     env = rk.GymEnv(StructuredEnv(SPACES[name]), seed=0)
     agent = rk.DQN.agent(env, seed=0, learning_starts=16)
     rk.run(agent, env, rk.StopAfterNSteps(40))

@@ -4,7 +4,6 @@ and 1 (benchmarks/results_distributed.txt: both reach 500 at 50,000 steps; the f
 evaluation of at least 475 comes at 10,000 and 5,000 steps)."""
 
 import pytest
-import torch
 from rlkit.experiments.dqn import greedy_mean
 
 import rlkit as rk
@@ -13,14 +12,9 @@ import rlkit as rk
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_apex_with_two_ray_actors_solves_cartpole(ray_session, seed):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        exp = rk.make_experiment(
-            "ApeX_CartPole", seed=seed, total_steps=10_000, n_actors=2, backend="ray"
-        )
-        rk.run(exp)
-        exp.env.close()
-    finally:
-        torch.set_num_threads(threads)
+    exp = rk.make_experiment(
+        "ApeX_CartPole", seed=seed, total_steps=10_000, n_actors=2, backend="ray"
+    )
+    rk.run(exp)
+    exp.env.close()
     assert greedy_mean(exp) >= 475, [r.mean for r in exp.hook[rk.EvaluationHook].results]

@@ -9,7 +9,6 @@ import importlib.util
 import json
 
 import pytest
-import torch
 from rlkit.experiments import continuous
 
 import rlkit as rk
@@ -27,14 +26,6 @@ RECIPES = [
     "SAC_HalfCheetah",
     "TD3_HalfCheetah",
 ]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_recipes_are_registered():

@@ -12,7 +12,6 @@ budget, measured 1.00); the recipes' parameters are checked by name."""
 from __future__ import annotations
 
 import pytest
-import torch
 from rlkit.experiments.her import HERDQN_BITFLIPPING, HERSAC_BITFLIPPING, success_rate
 
 import rlkit as rk
@@ -21,7 +20,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def learned_success(**overrides) -> float:
-    torch.set_num_threads(1)
     experiment = rk.make_experiment("HER_DQN_BitFlipping", 0, **overrides)
     experiment.run()
     random_goal = overrides.get("random_goal", False)
@@ -47,7 +45,6 @@ def test_dqn_without_her_stays_near_zero_with_random_goals_in_the_same_budget():
 
 
 def sac_success(**overrides) -> float:
-    torch.set_num_threads(1)
     experiment = rk.make_experiment("HER_SAC_BitFlipping", 0, **overrides)
     experiment.run()
     n_bits = HERSAC_BITFLIPPING.n_bits

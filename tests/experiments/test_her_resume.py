@@ -17,7 +17,7 @@ import pytest
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1]))  # tests/, for the child process too
 
-from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block, one_thread  # noqa: E402
+from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block  # noqa: E402
 
 import rlkit as rk  # noqa: E402
 from rlkit.hooks.checkpoint import CheckpointHook  # noqa: E402
@@ -50,7 +50,7 @@ def test_her_dqn_resumed_after_sigkill_equals_the_uninterrupted_run(tmp_path):
         np.testing.assert_array_equal(a.ep_start, b.ep_start)
         np.testing.assert_array_equal(a.ep_end, b.ep_end)
 
-    one_thread(check)
+    check()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["child"]:

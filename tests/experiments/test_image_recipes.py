@@ -18,14 +18,6 @@ pytest.importorskip("minatar")
 TINY = {"total_steps": 400, "learning_starts": 100, "buffer_size": 500, "batch_size": 16}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def params_of(exp: rk.Experiment) -> list[torch.Tensor]:
     return [p.detach().clone() for p in exp.policy.policy.learner.approximator.model.parameters()]
 

@@ -36,14 +36,6 @@ ONLINE_ONLY = {"buffer_size", "learning_starts", "train_freq", "gradient_steps",
 TINY = {"dataset": "random", "dataset_size": 400, "eval_every": 10, "eval_episodes": 1}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "rlkit.cli", *args], capture_output=True, text=True, **kwargs

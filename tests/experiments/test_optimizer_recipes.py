@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from one_liners import one_torch_thread  # noqa: F401
 from rlkit.experiments.optimizers import ES_CARTPOLE, TRPO_CARTPOLE
 
 import rlkit as rk
 from rlkit.optimizers import Evolutionary, NaturalGradient, OptimizedStep
 
 RECIPES = ["TRPO_CartPole", "TRPO_Pendulum", "ES_CartPole"]
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_recipes_are_registered_with_descriptions():

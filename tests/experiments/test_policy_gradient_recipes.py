@@ -12,14 +12,6 @@ import rlkit as rk
 RECIPES = ["PPO_CartPole", "A2C_CartPole", "VPG_CartPole", "PPO_Acrobot", "PPO_Pendulum"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_recipes_are_registered():
     assert set(RECIPES) <= set(rk.list_experiments())
 

@@ -70,7 +70,6 @@ def dqn(seed: int, max_grad_norm: float | None):
 
 @pytest.mark.parametrize("max_grad_norm", [None, 10.0])
 def test_statistics_read_the_same_after_a_restore(max_grad_norm):
-    torch.set_num_threads(1)
     agent, env = dqn(0, max_grad_norm)
     rk.run(agent, env, rk.StopAfterNSteps(100))
     stats = collect_statistics(agent)

@@ -249,7 +249,6 @@ def test_qr_dqn_c51_and_iqn_learn_from_a_masked_replay():
 
 # ---- many seeds in one process: each seed masked as it is alone ----
 def test_many_seeds_ppo_on_a_masked_env_learns_what_each_seed_learns_alone():
-    torch.set_num_threads(1)
     settings = {"n_steps": 16, "batch_size": 8, "n_epochs": 2, "ent_coef": 0.01}
     envs = [rk.VectorGymEnv(GRID, 2, seed=s) for s in (0, 1)]
     env = rk.SeedBlocksEnv(envs, [0, 1])

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 from observation_envs import DictCartPole, DictPendulum, TupleCartPole, WrongKeys
-from one_liners import ONE_LINERS, one_torch_thread  # noqa: F401
+from one_liners import ONE_LINERS
 from state_helpers import assert_equal_tensors as _assert_equal
 from state_helpers import parameter_copies as _params
 
@@ -32,8 +32,6 @@ SMALL = {
     "TRPO": {"n_steps": 64, "batch_size": 32},
 }
 
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _on_policy(name: str, env, steps: int):

@@ -21,7 +21,6 @@ def _run(seeds: list[int], steps: int = STEPS):
 
 
 def test_each_seed_learns_what_it_learns_alone():
-    torch.set_num_threads(1)
     together, hook = _run([0, 2])
     alone, hook_alone = _run([2])
     policy, single = together.policy.policy, alone.policy.policy
@@ -41,7 +40,6 @@ def test_each_seed_learns_what_it_learns_alone():
 
 
 def test_a_resumed_many_seed_run_continues_exactly(tmp_path):
-    torch.set_num_threads(1)
     full, full_hook = _run([0, 1], STEPS)
     expected = full.policy.policy.state_dict()["params"]
 
@@ -91,7 +89,6 @@ def test_bad_seeds_are_refused():
 
 def test_batched_matrix_products_and_vmap_learn_the_same():
     """The ActorCritic fast path (torch.baddbmm) and the generic vmap of functional_call."""
-    torch.set_num_threads(1)
     results = []
     for fast in (True, False):
         envs = [rk.VectorGymEnv("CartPole-v1", 2, seed=s) for s in (0, 1)]

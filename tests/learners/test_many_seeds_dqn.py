@@ -26,7 +26,6 @@ def _many(seeds: list[int], steps: int = STEPS, **overrides):
 
 
 def test_each_seed_learns_what_it_learns_alone():
-    torch.set_num_threads(1)
     together, hook = _many([0, 2])
     alone, hook_alone = _many([2])
     policy, single = together.policy.policy, alone.policy.policy
@@ -56,7 +55,6 @@ def test_one_seed_matches_its_single_run():
     """The same initial weights and replay contents (every action, the greedy ones after
     learning started included), and the same parameters after 256 gradient steps to float
     rounding (batched matrix products and the per-seed clipping's norm)."""
-    torch.set_num_threads(1)
     single = rk.make_experiment("DQN_CartPole", 2, total_steps=STEPS)
     learner = single.policy.policy.learner
     initial = {k: v.clone() for k, v in learner.model.state_dict().items()}
@@ -87,7 +85,6 @@ def test_one_seed_matches_its_single_run():
 
 
 def test_a_resumed_many_seed_run_continues_exactly(tmp_path):
-    torch.set_num_threads(1)
     full, full_hook = _many([0, 1])
     expected = full.policy.state_dict()
 
@@ -200,7 +197,6 @@ def test_the_library_api_on_vector_blocks_matches_single_runs():
     """``rk.ManySeedsDQN.agent`` on blocks of 2 sub-envs (n-step returns, double DQN, MSE):
     each seed as its single run (the same replay, the same parameters to float rounding), with
     batched matrix products and with ``vmap``."""
-    torch.set_num_threads(1)
     singles = {}
     for seed in (3, 4):
         block, policy, replay = _library_parts(seed)

@@ -116,8 +116,7 @@ def test_self_play_dqn_pool_copies_stay_frozen_while_the_learner_trains():
     (taken as built) still gives the untrained network's Q-values, the learner others."""
     from rlkit.experiments.multiagent import connect_four_env
 
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
+    pytest.importorskip("torch")
     overrides = {"total_steps": 1200, "learning_starts": 100, "buffer_size": 2000}
     trained = rk.make_experiment("SelfPlayDQN_ConnectFour", 0, **overrides)
     fresh = rk.make_experiment("SelfPlayDQN_ConnectFour", 0, **overrides)

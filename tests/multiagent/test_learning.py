@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from multiagent_games import TicTacToeMinimax, tictactoe_games
 
 import rlkit as rk
@@ -16,7 +15,6 @@ def test_dqn_as_second_player_beats_a_random_masked_opponent():
     moves (0.7 is about optimal), here of the greedy learner over 500 games."""
     from rlkit.experiments.multiagent import tictactoe_env
 
-    torch.set_num_threads(1)
     experiment = rk.make_experiment("DQN_TicTacToe", 0)
     rk.run(experiment)
     learner = rk.greedy(experiment.policy.policy_of("player_2"))

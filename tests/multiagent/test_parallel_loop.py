@@ -109,8 +109,7 @@ class Actions(rk.AbstractHook):
 def test_a_shared_ppo_policy_records_each_agents_own_action():
     """Each agent's PreAct comes right after its own choice: PPO's rollout of each agent holds
     the action that agent performed (not the last agent's)."""
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
+    pytest.importorskip("torch")
     env = rk.PettingZooParallelEnv(LeaveEarly(), seed=0, agent_id=True)
     shared = rk.PPO.agent(env.view("x"), n_steps=64, seed=0)
     policy = rk.MultiAgentPolicy.shared(shared, env.agents)

@@ -27,7 +27,6 @@ def tabular():
 @pytest.fixture(scope="module")
 def connect_four():
     """SelfPlayDQN_ConnectFour trained briefly (some gradient steps)."""
-    torch.set_num_threads(1)
     overrides = {"total_steps": 600, "learning_starts": 100, "buffer_size": 1000}
     experiment = rk.make_experiment("SelfPlayDQN_ConnectFour", 0, **overrides)
     rk.run(experiment)

@@ -38,7 +38,6 @@ def _stale_log_probs(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def test_one_on_policy_update_per_rollout_of_every_agent(monkeypatch):
-    torch.set_num_threads(1)
     gaps = _stale_log_probs(monkeypatch)
     experiment = rk.make_experiment("SharedPPO_SimpleSpread", 0, n_steps=16, total_steps=3 * 16 * 3)
     rk.run(experiment)
@@ -54,7 +53,6 @@ def test_the_old_parallel_form_learned_from_stale_moves(monkeypatch):
     agent; after the first agent's update the others' moves are no longer the policy's."""
     from mpe2 import simple_spread_v3
 
-    torch.set_num_threads(1)
     gaps = _stale_log_probs(monkeypatch)
     env = rk.PettingZooParallelEnv(simple_spread_v3.parallel_env(), seed=0, agent_id=True)
     agent = rk.PPO.agent(env.view(env.agents[0]), seed=0, n_steps=16)

@@ -52,7 +52,6 @@ def test_an_env_whose_agents_leave_early_is_refused():
 
 
 def test_shared_ppo_learns_from_every_agent_of_every_copy():
-    torch.set_num_threads(1)
     env = rk.PettingZooVectorEnv(simple_spread_v3.parallel_env, 2, seed=0, agent_id=True)
     agent = rk.PPO.agent(env, n_steps=32, seed=0)
     before = [p.detach().clone() for p in agent.policy.model.parameters()]

@@ -250,26 +250,20 @@ class Trap(rk.AbstractHook):
 def test_kill_and_resume_of_a_pixel_dqn_is_bit_exact(tmp_path):
     """Through the checkpoint files: replay (wrapped around), network, optimizer, generators,
     env and returns equal the uninterrupted run's."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from rlkit.hooks.checkpoint import CheckpointHook
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    def run(folder, trap, resume=False):
+        agent, env = pixel_dqn()
+        hook = rk.TotalRewardPerEpisode() + trap + CheckpointHook(folder, every_n_steps=90)
+        resume_from = folder if resume else None
+        rk.run(agent, env, rk.StopAfterNSteps(300), hook, resume_from=resume_from)
+        return agent, env, hook
 
-        def run(folder, trap, resume=False):
-            agent, env = pixel_dqn()
-            hook = rk.TotalRewardPerEpisode() + trap + CheckpointHook(folder, every_n_steps=90)
-            resume_from = folder if resume else None
-            rk.run(agent, env, rk.StopAfterNSteps(300), hook, resume_from=resume_from)
-            return agent, env, hook
-
-        reference = run(tmp_path / "reference", Trap())
-        with pytest.raises(Boom):
-            run(tmp_path / "run", Trap(at=250))  # the last checkpoint: step 180
-        resumed = run(tmp_path / "run", Trap(), resume=True)
-    finally:
-        torch.set_num_threads(threads)
+    reference = run(tmp_path / "reference", Trap())
+    with pytest.raises(Boom):
+        run(tmp_path / "run", Trap(at=250))  # the last checkpoint: step 180
+    resumed = run(tmp_path / "run", Trap(), resume=True)
     assert resumed[0].trajectory.n_inserted == 300 and resumed[0].trajectory.is_full
     assert resumed[0].policy.learner.gradient_steps > 0
     assert resumed[2][0].rewards == reference[2][0].rewards

@@ -138,16 +138,6 @@ def assert_same_run(run_a: tuple, run_b: tuple) -> None:
     assert_same(get_state(env_a), get_state(env_b), "env")
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Same thread count in this process and the children (and no oversubscription)."""
-    torch = pytest.importorskip("torch")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def needs(kind: str) -> None:
     if kind == "dqn":
         pytest.importorskip("rlkit.learners.value_based.dqn")

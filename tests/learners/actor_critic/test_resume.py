@@ -8,20 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from hooks.checkpoint.test_resume import Boom, Trap, assert_same
 
 import rlkit as rk
 from rlkit.core.state import get_state
 from rlkit.hooks.checkpoint import CheckpointHook
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _setup(kind: str, n_envs: int) -> tuple[Any, Any]:

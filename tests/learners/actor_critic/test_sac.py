@@ -15,15 +15,6 @@ import rlkit as rk
 from rlkit.learners.actor_critic import sac
 from rlkit.learners.builder import Batch
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 # ---- the squashed Gaussian ----
 
 

@@ -15,14 +15,6 @@ from rlkit.learners.actor_critic import ddpg, td3
 from rlkit.learners.builder import Batch
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def test_target_smoothing_clips_the_noise_then_the_action():
     actions = torch.tensor([[0.9, 0.0, -0.2], [0.1, -0.95, 0.0]])
     noise = torch.tensor([[0.3, -0.8, 0.1], [-2.0, -0.2, 0.6]])

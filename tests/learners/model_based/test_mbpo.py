@@ -10,8 +10,6 @@ import torch
 import rlkit as rk
 from rlkit.learners.model_based.mbpo import model_rollouts, rollout_length
 
-torch.set_num_threads(1)
-
 SMALL = dict(
     learning_starts=100, model_train_freq=50, batch_size=32, hidden=(16, 16),
     model_hidden=(16,), ensemble_size=3, n_elites=2, rollout_batch_size=20, gradient_steps=2,

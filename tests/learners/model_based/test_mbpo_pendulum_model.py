@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import rlkit as rk
-
-torch.set_num_threads(1)
 
 
 def _random_transitions(n: int, seed: int) -> dict[str, np.ndarray]:

@@ -13,8 +13,6 @@ import rlkit as rk
 from rlkit.learners.model_based.cem import cem
 from rlkit.learners.model_based.pets import expected_returns
 
-torch.set_num_threads(1)
-
 SMALL = dict(
     learning_starts=50, model_train_freq=50, model_hidden=(16,), horizon=3, population=20,
     cem_elites=4, cem_iterations=2, particles=5, model_max_epochs=2, reward_fn=pendulum_reward,

@@ -21,17 +21,8 @@ import rlkit as rk
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def medium() -> rk.Dataset:
-    torch.set_num_threads(1)
     experiment = rk.make_experiment("SAC_Pendulum", seed=0, total_steps=2500)
     rk.run(experiment)
     sac = experiment.policy.policy

@@ -17,14 +17,6 @@ import rlkit as rk
 ALGORITHMS = ["CQL", "IQL", "TD3BC", "SAC"]  # SAC: a plain off-policy learner, offline
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def dataset():
     return random_dataset(n_episodes=1)

@@ -15,14 +15,6 @@ from rlkit.learners.batch import Batch
 from rlkit.learners.offline import cql
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _policy(**config):
     return rk.CQL(pendulum(), seed=0, hidden=(16, 16), n_action_samples=3, **config)
 

@@ -9,15 +9,12 @@ import numpy as np
 import pytest
 import torch
 from observation_envs import DictCartPole, DictPendulum
-from one_liners import one_torch_thread  # noqa: F401
 
 import rlkit as rk
 from rlkit.approximators.neural import q_network
 
 STEPS = 40
 
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _recorded(env_id: str, steps: int, path) -> rk.Dataset:

@@ -13,14 +13,6 @@ import rlkit as rk
 from rlkit.learners.offline import iql
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _policy(**config):
     return rk.IQL(pendulum(), seed=0, hidden=(16, 16), **config)
 

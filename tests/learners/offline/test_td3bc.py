@@ -15,14 +15,6 @@ import rlkit as rk
 from rlkit.learners.offline import td3bc
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _policy(fit=True, **config):
     policy = rk.TD3BC(pendulum(), seed=0, hidden=(16, 16), **config)
     if fit:

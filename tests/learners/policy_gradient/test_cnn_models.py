@@ -36,7 +36,6 @@ def test_shared_nature_body_and_orthogonal_heads():
 @pytest.mark.parametrize("algorithm", ["PPO", "A2C"])
 def test_ppo_and_a2c_learn_on_minatar_with_a_cnn(algorithm):
     pytest.importorskip("minatar")
-    torch.set_num_threads(1)
     env = rk.GymEnv(rk.make_minatar_env("MinAtar/Breakout-v1"), seed=0)
     cls = getattr(rk, algorithm)
     kw = {"n_steps": 64, "batch_size": 32, "n_epochs": 2} if algorithm == "PPO" else {"n_steps": 8}

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 import torch
 from observation_envs import DictCartPoleNoVel
-from one_liners import one_torch_thread  # noqa: F401
 from state_helpers import assert_equal_tensors as _assert_equal
 from state_helpers import parameter_copies as _params
 
@@ -25,8 +24,6 @@ ENV = "rlkit/CartPoleNoVel-v1"
 # batch_size 16 < 2 envs x 16 steps: several minibatches of whole sequences per epoch
 SMALL = {"lstm_hidden_size": 16, "hidden": (16,), "n_steps": 16, "batch_size": 16,
          "n_epochs": 2}  # fmt: skip
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _run(env, steps: int, **hp):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from one_liners import ONE_LINERS, one_torch_thread  # noqa: F401
+from one_liners import ONE_LINERS
 
 import rlkit as rk
 from rlkit.learners.batch import Batch
@@ -36,8 +36,6 @@ class LegalActions(rk.EmptyHook):
         assert masks[np.arange(env.n_envs), actions].all()
         self.n += env.n_envs
 
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_the_envs_that_expose_masks_are_found_before_their_first_reset():

@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[2]))  # tests/, for the child process too
 
 from observation_envs import DictCartPole  # noqa: E402
-from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block, one_thread  # noqa: E402
+from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block  # noqa: E402
 
 import rlkit as rk  # noqa: E402
 from rlkit.hooks.checkpoint import CheckpointHook  # noqa: E402
@@ -50,7 +50,7 @@ def test_dict_observation_rainbow_resumed_after_sigkill_equals_the_uninterrupted
         assert set(states) == {"cart", "pole"}
         assert np.array_equal(states["pole"], reference[0].trajectory.state.arrays["pole"])
 
-    one_thread(check)
+    check()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["child"]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import rlkit as rk
 from rlkit.deploy.q_network import NetworkQLearner
@@ -17,7 +16,6 @@ BRIEF = {"total_steps": 300, "learning_starts": 100, "train_freq": 10, "gradient
 
 @pytest.fixture(scope="module", params=["C51_CartPole", "IQN_CartPole", "Rainbow_CartPole"])
 def trained(request):
-    torch.set_num_threads(1)
     experiment = rk.make_experiment(request.param, seed=0, **BRIEF)
     rk.run(experiment.policy, experiment.env, experiment.stop_condition)
     assert experiment.policy.policy.learner.gradient_steps > 0

@@ -457,18 +457,8 @@ FAST_CARTPOLE = replace(
 )
 
 
-@pytest.fixture
-def one_thread():
-    """Torch on one thread for the learning test: fast for these small networks, immune to a
-    busy machine, and the same floating-point reductions everywhere. Restored afterwards."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.slow
-def test_dqn_solves_cartpole_within_20k_steps(one_thread):
+def test_dqn_solves_cartpole_within_20k_steps():
     exp = DQN_CartPole(0, FAST_CARTPOLE)  # its agent and environment (no evaluation hook)
     agent = exp.policy
     rk.run(agent, exp.env, rk.StopAfterNSteps(FAST_CARTPOLE.total_steps))

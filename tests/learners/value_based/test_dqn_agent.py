@@ -29,14 +29,6 @@ STEPS = 1000
 SHORT = {"total_steps": STEPS, "learning_starts": 200, "gradient_steps": 32}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def agent_hyperparameters(p: DQNParams) -> dict:
     """A recipe's DQN parameters as the one-liners take them: all but ``n_envs`` (written out
     here, not imported from experiments/dqn.py, so the test also holds against recipes that

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from one_liners import one_torch_thread  # noqa: F401
 from rlkit.experiments.dqn import CARTPOLE, DQN_CartPole, PrioritizedDQN_CartPole
 
 import rlkit as rk
@@ -17,8 +16,6 @@ import rlkit as rk
 FAST_CARTPOLE = replace(
     CARTPOLE, total_steps=20_000, buffer_size=20_000, train_freq=64, gradient_steps=32
 )
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_one_forward_pass_per_step_and_schedules_in_transitions():

@@ -16,7 +16,7 @@ import pytest
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[2]))  # tests/, for the child process too
 
-from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block, one_thread  # noqa: E402
+from sigkill_resume import Block, assert_same_runs, child_main, kill_at_block  # noqa: E402
 
 import rlkit as rk  # noqa: E402
 from rlkit.hooks.checkpoint import CheckpointHook  # noqa: E402
@@ -43,7 +43,7 @@ def test_rainbow_resumed_after_sigkill_equals_the_uninterrupted_run(tmp_path):
         assert reference[0].policy.learner.gradient_steps > 500
         assert_same_runs(reference, resumed)
 
-    one_thread(check)
+    check()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["child"]:
