@@ -50,7 +50,10 @@ from .dqn_hyperparameters import (
 from .prioritized import PrioritizedDQNLearner
 from .qr_dqn import QRDQNLearner
 
-__all__ = ["ValueBasedAgent", "DQN", "QRDQN", "PrioritizedDQN", "check_env_spaces", "her_sampler"]
+__all__ = [
+    "ValueBasedAgent", "PrioritizedReplayAgent", "DQN", "QRDQN", "PrioritizedDQN",
+    "check_env_spaces", "her_sampler",
+]  # fmt: skip
 
 
 def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> None:
@@ -115,10 +118,11 @@ def her_sampler(owner: str, hp: Any, seed: np.random.SeedSequence, env: Any, rep
 class ValueBasedAgent:
     """Base of the one-line DQN-family agents: ``X.agent(env, seed=0, **hyperparameters)``.
 
-    A subclass names its hyperparameters' dataclass (``hyperparameters``) and says how its
-    network, learner and replay are built (:meth:`approximator`, :meth:`learner`,
-    :meth:`replay`); the explorer is epsilon-greedy with a random warm-up for every one.
-    ``X.defaults()`` lists the hyperparameters and their defaults.
+    A subclass names its hyperparameters' dataclass (``hyperparameters``), its learner's class
+    and the hyperparameters that learner takes besides those every one takes
+    (``learner_class``, ``learner_fields``), and says how its network and replay are built
+    (:meth:`approximator`, :meth:`replay`); the explorer is epsilon-greedy with a random
+    warm-up for every one. ``X.defaults()`` lists the hyperparameters and their defaults.
 
     Example:
         >>> import rlkit as rk
@@ -130,6 +134,13 @@ class ValueBasedAgent:
     hyperparameters: ClassVar[type[ValueBasedHyperparameters]] = DQNHyperparameters
     #: whether observations of any space an encoder takes are accepted (else a non-image Box)
     any_observation: ClassVar[bool] = True
+    #: the learner's class, and the hyperparameters it takes by name besides
+    #: :func:`.agent_parts.replay_learner_settings`
+    learner_class: ClassVar[type]
+    learner_fields: ClassVar[tuple[str, ...]] = ()
+    #: whether the learner draws from a generator of its own (seeded from the first child of
+    #: the seed's network child, the network from the second)
+    learner_seeded: ClassVar[bool] = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
@@ -166,9 +177,13 @@ class ValueBasedAgent:
 
     @classmethod
     def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> Any:
-        """The network's approximator (initialised from ``seeds.network``) and its learner
-        (sampling with ``seeds.sampler``)."""
-        return cls.learner(cls.approximator(env, hp, seeds.network), hp, seeds.sampler)
+        """The network's approximator (initialised from ``seeds.network``, or from its second
+        child when the learner is ``learner_seeded``: the first seeds the learner) and its
+        learner (sampling with ``seeds.sampler``)."""
+        if not cls.learner_seeded:
+            return cls.learner(cls.approximator(env, hp, seeds.network), hp, seeds.sampler)
+        learner_seed, network_seed = seeds.network.spawn(2)
+        return cls.learner(cls.approximator(env, hp, network_seed), hp, seeds.sampler, learner_seed)
 
     @classmethod
     def approximator(
@@ -185,8 +200,12 @@ class ValueBasedAgent:
         sampler_seed: np.random.SeedSequence,
         seed: np.random.SeedSequence | None = None,
     ) -> Any:
-        """The learner of ``q`` (``seed``: its own generator's, for those that have one)."""
-        raise NotImplementedError
+        """A ``learner_class`` of ``q`` with the hyperparameters in ``learner_fields`` (``seed``:
+        its own generator's, for those that have one)."""
+        own = {name: getattr(hp, name) for name in cls.learner_fields}
+        if seed is not None:
+            own["seed"] = seed
+        return cls.learner_class(q, **own, **replay_learner_settings(q, hp, sampler_seed))
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> Any:
@@ -197,6 +216,34 @@ class ValueBasedAgent:
             hp.buffer_size, env.state_space, env.action_space,
             legal_action_masks=keeps_masks(env, hp),
         )  # fmt: skip
+
+
+class PrioritizedReplayAgent(ValueBasedAgent):
+    """Base of the one-line agents on a prioritized replay (``rk.PrioritizedDQN``,
+    ``rk.Rainbow``): ``alpha``, and ``beta`` annealed to ``beta_end`` over the run's gradient
+    steps.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.GymEnv("CartPole-v1", seed=0)
+        >>> type(rk.PrioritizedDQN.agent(env, seed=0).trajectory).__name__
+        'PrioritizedCircularArraySARTTrajectory'
+    """
+
+    @classmethod
+    def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
+        as :meth:`ValueBasedAgent.replay`)."""
+        return PrioritizedCircularArraySARTTrajectory(
+            hp.buffer_size,
+            env.state_space,
+            env.action_space,
+            alpha=hp.alpha,
+            beta=hp.beta,
+            beta_end=hp.beta_end,
+            beta_steps=max(hp.n_gradient_steps, 1),
+            legal_action_masks=keeps_masks(env, hp),
+        )
 
 
 class DQN(ValueBasedAgent):
@@ -222,25 +269,11 @@ class DQN(ValueBasedAgent):
 
     name = "DQN"
     hyperparameters = DQNHyperparameters
-
-    @classmethod
-    def learner(
-        cls,
-        q: NeuralNetworkApproximator,
-        hp: Any,
-        sampler_seed: np.random.SeedSequence,
-        seed: np.random.SeedSequence | None = None,
-    ) -> DQNLearner:
-        """A :class:`~rlkit.DQNLearner` of ``q``."""
-        return DQNLearner(
-            q,
-            loss=hp.loss,
-            **replay_learner_settings(q, hp, sampler_seed),
-            compile=hp.compile,
-        )
+    learner_class = DQNLearner
+    learner_fields = ("loss", "compile")
 
 
-class PrioritizedDQN(ValueBasedAgent):
+class PrioritizedDQN(PrioritizedReplayAgent):
     """Double DQN on prioritized replay (Schaul et al. 2016) in one line:
     ``rk.PrioritizedDQN.agent(env, seed=0, **hyperparameters)``, a
     :class:`~rlkit.PrioritizedDQNLearner` on an ``rk.PrioritizedCircularArraySARTTrajectory``
@@ -259,37 +292,8 @@ class PrioritizedDQN(ValueBasedAgent):
 
     name = "PrioritizedDQN"
     hyperparameters = PrioritizedDQNHyperparameters
-
-    @classmethod
-    def learner(
-        cls,
-        q: NeuralNetworkApproximator,
-        hp: Any,
-        sampler_seed: np.random.SeedSequence,
-        seed: np.random.SeedSequence | None = None,
-    ) -> PrioritizedDQNLearner:
-        """A :class:`~rlkit.PrioritizedDQNLearner` of ``q``."""
-        return PrioritizedDQNLearner(
-            q,
-            loss=hp.loss,
-            **replay_learner_settings(q, hp, sampler_seed),
-            compile=hp.compile,
-        )
-
-    @classmethod
-    def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
-        as :meth:`ValueBasedAgent.replay`)."""
-        return PrioritizedCircularArraySARTTrajectory(
-            hp.buffer_size,
-            env.state_space,
-            env.action_space,
-            alpha=hp.alpha,
-            beta=hp.beta,
-            beta_end=hp.beta_end,
-            beta_steps=max(hp.n_gradient_steps, 1),
-            legal_action_masks=keeps_masks(env, hp),
-        )
+    learner_class = PrioritizedDQNLearner
+    learner_fields = ("loss", "compile")
 
 
 class QRDQN(ValueBasedAgent):
@@ -310,6 +314,8 @@ class QRDQN(ValueBasedAgent):
 
     name = "QRDQN"
     hyperparameters = QRDQNHyperparameters
+    learner_class = QRDQNLearner
+    learner_fields = ("n_quantiles", "kappa", "compile")
 
     @classmethod
     def approximator(
@@ -317,20 +323,3 @@ class QRDQN(ValueBasedAgent):
     ) -> NeuralNetworkApproximator:
         """The quantile network's approximator: ``n_quantiles`` values per action."""
         return q_approximator(env, hp, seed, n_quantiles=hp.n_quantiles)
-
-    @classmethod
-    def learner(
-        cls,
-        q: NeuralNetworkApproximator,
-        hp: Any,
-        sampler_seed: np.random.SeedSequence,
-        seed: np.random.SeedSequence | None = None,
-    ) -> QRDQNLearner:
-        """A :class:`~rlkit.QRDQNLearner` of ``q``."""
-        return QRDQNLearner(
-            q,
-            n_quantiles=hp.n_quantiles,
-            kappa=hp.kappa,
-            **replay_learner_settings(q, hp, sampler_seed),
-            compile=hp.compile,
-        )

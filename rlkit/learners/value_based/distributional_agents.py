@@ -15,14 +15,8 @@ import numpy as np
 
 from ...approximators.distributional import categorical_network, iqn_network
 from ...approximators.neural import NeuralNetworkApproximator
-from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
-from .agent_parts import (
-    DQNSeeds,
-    keeps_masks,
-    network_approximator,
-    replay_learner_settings,
-)
-from .agents import ValueBasedAgent
+from .agent_parts import network_approximator
+from .agents import PrioritizedReplayAgent, ValueBasedAgent
 from .c51 import C51Learner
 from .dqn_hyperparameters import C51Hyperparameters, IQNHyperparameters, RainbowHyperparameters
 from .iqn import IQNLearner
@@ -48,6 +42,8 @@ class C51(ValueBasedAgent):
 
     name = "C51"
     hyperparameters = C51Hyperparameters
+    learner_class = C51Learner
+    learner_fields = ("n_atoms", "v_min", "v_max")
 
     @classmethod
     def approximator(
@@ -58,23 +54,6 @@ class C51(ValueBasedAgent):
             env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, seed=seed
         )
         return network_approximator(net, hp)
-
-    @classmethod
-    def learner(
-        cls,
-        q: NeuralNetworkApproximator,
-        hp: Any,
-        sampler_seed: np.random.SeedSequence,
-        seed: np.random.SeedSequence | None = None,
-    ) -> C51Learner:
-        """A :class:`~rlkit.C51Learner` of ``q``."""
-        return C51Learner(
-            q,
-            n_atoms=hp.n_atoms,
-            v_min=hp.v_min,
-            v_max=hp.v_max,
-            **replay_learner_settings(q, hp, sampler_seed),
-        )
 
 
 class IQN(ValueBasedAgent):
@@ -96,13 +75,9 @@ class IQN(ValueBasedAgent):
 
     name = "IQN"
     hyperparameters = IQNHyperparameters
-
-    @classmethod
-    def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> IQNLearner:
-        """The network (from the second child of ``seeds.network``) and its learner (whose
-        fractions are drawn from the first)."""
-        learner_seed, network_seed = seeds.network.spawn(2)
-        return cls.learner(cls.approximator(env, hp, network_seed), hp, seeds.sampler, learner_seed)
+    learner_class = IQNLearner
+    learner_fields = ("n_tau", "n_tau_target", "kappa")
+    learner_seeded = True
 
     @classmethod
     def approximator(
@@ -115,26 +90,8 @@ class IQN(ValueBasedAgent):
         )  # fmt: skip
         return network_approximator(net, hp)
 
-    @classmethod
-    def learner(
-        cls,
-        q: NeuralNetworkApproximator,
-        hp: Any,
-        sampler_seed: np.random.SeedSequence,
-        seed: np.random.SeedSequence | None = None,
-    ) -> IQNLearner:
-        """An :class:`~rlkit.IQNLearner` of ``q``."""
-        return IQNLearner(
-            q,
-            n_tau=hp.n_tau,
-            n_tau_target=hp.n_tau_target,
-            kappa=hp.kappa,
-            **replay_learner_settings(q, hp, sampler_seed),
-            seed=seed,
-        )
 
-
-class Rainbow(ValueBasedAgent):
+class Rainbow(PrioritizedReplayAgent):
     """Rainbow (Hessel et al. 2018) in one line: ``rk.Rainbow.agent(env, seed=0,
     **hyperparameters)``, a :class:`~rlkit.RainbowLearner` (C51, double, 3-step returns) on a
     categorical network with a dueling head of noisy streams and a prioritized replay, with
@@ -152,13 +109,9 @@ class Rainbow(ValueBasedAgent):
 
     name = "Rainbow"
     hyperparameters = RainbowHyperparameters
-
-    @classmethod
-    def build_learner(cls, env: Any, hp: Any, seeds: DQNSeeds) -> RainbowLearner:
-        """The network (from the second child of ``seeds.network``) and its learner (whose
-        noise is drawn from the first)."""
-        noise_seed, network_seed = seeds.network.spawn(2)
-        return cls.learner(cls.approximator(env, hp, network_seed), hp, seeds.sampler, noise_seed)
+    learner_class = RainbowLearner
+    learner_fields = ("n_atoms", "v_min", "v_max")
+    learner_seeded = True
 
     @classmethod
     def approximator(
@@ -170,36 +123,3 @@ class Rainbow(ValueBasedAgent):
             noisy=True, sigma0=hp.sigma0, seed=seed,
         )  # fmt: skip
         return network_approximator(net, hp)
-
-    @classmethod
-    def learner(
-        cls,
-        q: NeuralNetworkApproximator,
-        hp: Any,
-        sampler_seed: np.random.SeedSequence,
-        seed: np.random.SeedSequence | None = None,
-    ) -> RainbowLearner:
-        """A :class:`~rlkit.RainbowLearner` of ``q``."""
-        return RainbowLearner(
-            q,
-            n_atoms=hp.n_atoms,
-            v_min=hp.v_min,
-            v_max=hp.v_max,
-            **replay_learner_settings(q, hp, sampler_seed),
-            seed=seed,
-        )
-
-    @classmethod
-    def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
-        as :meth:`~rlkit.learners.value_based.agents.ValueBasedAgent.replay`)."""
-        return PrioritizedCircularArraySARTTrajectory(
-            hp.buffer_size,
-            env.state_space,
-            env.action_space,
-            alpha=hp.alpha,
-            beta=hp.beta,
-            beta_end=hp.beta_end,
-            beta_steps=max(hp.n_gradient_steps, 1),
-            legal_action_masks=keeps_masks(env, hp),
-        )
