@@ -94,10 +94,14 @@ class OnPolicyParams:
     activation: str = "tanh"
     log_std_init: float = 0.0
     compile: bool = False  # torch.compile the loss and acting (rlkit/learners/compiled.py)
+    #: run in ``rk.VecNormalize`` (gamma the learner's): rl-baselines3-zoo's ``normalize: True``
+    normalize: bool = False
 
     algorithm: ClassVar[str] = "A2C"
     #: fields that are not the algorithm's hyperparameters
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
+    run_fields: ClassVar[tuple[str, ...]] = (
+        "total_steps", "n_envs", "device", "compile", "normalize",
+    )
     #: fields that may be rl-baselines3-zoo's ``"lin_<start>"``
     schedulable: ClassVar[tuple[str, ...]] = ("lr",)
 
@@ -116,6 +120,7 @@ class OnPolicyParams:
 
         for name in ("total_steps", "n_envs", "n_steps", "n_epochs"):
             checks.positive_int(owner, name, getattr(self, name))
+        checks.instance_of(owner, "normalize", self.normalize, bool, "True or False")
         if self.batch_size is not None:
             checks.positive_int(owner, "batch_size", self.batch_size)
         for name in self.schedulable:
@@ -218,10 +223,12 @@ PPO_PENDULUM = PPOParams(
 def build_pg_agent(
     env_id: str, p: OnPolicyParams, seed: int, *, backend: str = "sync", owner: str = ""
 ) -> tuple[rk.Agent, Any]:
-    """The agent and the vector env of a recipe on ``env_id``, every generator derived from
-    ``seed``."""
+    """The agent and the vector env of a recipe on ``env_id`` (in ``rk.VecNormalize`` when
+    ``p.normalize``), every generator derived from ``seed``."""
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = rk.VectorGymEnv(env_id, p.n_envs, backend=backend, seed=env_seed)
+    if p.normalize:  # the zoo's normalize: True (VecNormalize with the learner's gamma)
+        env = rk.VecNormalize(env, gamma=p.gamma)
     algorithm = getattr(rk, p.algorithm)
     agent = algorithm.agent(
         env, seed=policy_seed, device=p.device, compile=p.compile, **p.algorithm_config(owner)
@@ -249,10 +256,11 @@ def many_seeds_experiment(
     and the losses vmap-ed (``rk.ManySeedsPPO``), ``total_steps`` per seed, the returns of
     every seed's episodes in ``rk.TotalRewardPerSeed``."""
     owner = fn.__name__
-    if p.compile:
-        raise ValueError(
-            f"{owner}: compile=True and seeds=[...] together are not supported; give one"
-        )
+    for name in ("compile", "normalize"):
+        if getattr(p, name):
+            raise ValueError(
+                f"{owner}: {name}=True and seeds=[...] together are not supported; give one"
+            )
     envs, policy_seeds = [], []
     for seed in seeds:
         env_seed, policy_seed = spawn_seeds(seed, 2)

@@ -76,6 +76,7 @@ RECURRENT_PPO_CARTPOLE_NOVEL = RecurrentPPOParams(
     hidden=(64,),
     activation="relu",
     ortho_init=False,
+    normalize=True,
 )
 RECURRENT_PPO_PENDULUM_NOVEL = RecurrentPPOParams(
     total_steps=100_000,
