@@ -227,6 +227,8 @@ class VecNormalize(AbstractVectorEnv):
         return {
             "env": self.env.state_dict(),
             "training": self.training,
+            "norm_obs": self.norm_obs,
+            "norm_obs_keys": self.norm_obs_keys,
             "obs_rms": _rms_state(self.obs_rms),
             "ret_rms": self.ret_rms.state_dict(),
             "returns": self.returns.copy(),
@@ -243,14 +245,17 @@ class VecNormalize(AbstractVectorEnv):
 
     def check_state_dict(self, state: dict[str, Any]) -> None:
         """Raise ``ValueError`` if ``state`` does not fit this env; change nothing."""
-        require_keys(f"{self!r}", state, "env", "obs_rms", "ret_rms", "returns", "state")
-        saved = state["obs_rms"]
-        if (saved is None) != (self.obs_rms is None) or (
-            isinstance(saved, dict) and sorted(saved) != sorted(self.obs_rms)
-        ):
+        require_keys(
+            f"{self!r}", state, "env", "norm_obs", "norm_obs_keys", "obs_rms", "ret_rms",
+            "returns", "state",
+        )  # fmt: skip
+        keys = state["norm_obs_keys"]
+        saved = (bool(state["norm_obs"]), None if keys is None else [str(k) for k in keys])
+        if saved != (self.norm_obs, self.norm_obs_keys):
             raise ValueError(
                 f"{self!r}.load_state_dict: the checkpoint's observation statistics "
-                f"({_described(saved)}) do not fit this env's ({_described(self.obs_rms)})"
+                f"({_described(*saved)}) do not fit this env's "
+                f"({_described(self.norm_obs, self.norm_obs_keys)})"
             )
         if np.shape(state["returns"]) != (self.n_envs,):
             raise ValueError(
@@ -359,12 +364,10 @@ def _rms_state(rms: Any) -> Any:
     return rms.state_dict()
 
 
-def _described(rms: Any) -> str:
-    if rms is None:
-        return "none"
-    if isinstance(rms, dict):
-        return f"keys {sorted(rms)}"
-    return "one Box"
+def _described(norm_obs: bool, keys: Any) -> str:
+    if not norm_obs:
+        return "none: norm_obs=False"
+    return "one Box" if keys is None else f"Dict keys {list(keys)}"
 
 
 def _copy(x: Any) -> Any:
