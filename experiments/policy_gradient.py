@@ -13,11 +13,11 @@ Stable-Baselines3's semantics (see :mod:`rlkit.learners.policy_gradient.ppo` and
   settings: Stable-Baselines3 has no VPG; with 256-step rollouts and Adam 1e-3 seed 0 ended at a
   greedy mean of 194.5, with 64 steps and 1e-3 at 446.8, with these at 500);
 * ``PPO_Acrobot``: zoo's settings (16 envs, n_steps 256, gae_lambda 0.94, gamma 0.99, 4 epochs,
-  ent_coef 0) with 8 envs and 200k steps instead of 1M, and without ``VecNormalize`` (rlkit has no
-  observation normalisation yet);
+  ent_coef 0) with 8 envs and 200k steps instead of 1M, and without the zoo's ``normalize: True``
+  (measured so; ``normalize=True`` runs it in ``rk.VecNormalize``);
 * ``PPO_Pendulum``: zoo's settings (4 envs, n_steps 1024, gae_lambda 0.95, gamma 0.9, 10 epochs,
-  lr 1e-3, clip 0.2, ent_coef 0) without gSDE and without ``VecNormalize`` (neither exists in
-  rlkit yet), so with plain Gaussian exploration it needs more steps: 200k instead of 100k.
+  lr 1e-3, clip 0.2, ent_coef 0) without gSDE (rlkit has none) and without the zoo's
+  ``normalize: True`` (measured so; ``normalize=True`` adds it), so with plain Gaussian exploration it needs more steps: 200k instead of 100k.
   Measured on seed 0: greedy mean -256.7 +/- 116.8 over 20 episodes (last 20 training episodes
   -214.4): it learns to swing up but does not reach zoo's about -200 reliably;
 * ``PPO_Acrobot`` measured on seed 0: greedy mean -83.3 +/- 16.7 over 20 episodes.
@@ -30,7 +30,9 @@ hyperparameter dataclass (:class:`PPOParams`, :class:`A2CParams`, :class:`VPGPar
 :class:`OnPolicyParams`): every hyperparameter of the algorithm, with the algorithm's own
 defaults (``rk.PPO.defaults``, ...), so a recipe's constant (``PPO_CARTPOLE``, ...) names only what
 it changes; ``rk.make_experiment("PPO_CartPole", seed, total_steps=5000, lr=1e-3)``, ``rlkit run
-PPO_CartPole --set lr=1e-3``. A learning rate or clip range ``"lin_1e-3"`` decays linearly to 0
+PPO_CartPole --set lr=1e-3``. ``normalize=True`` runs a recipe in ``rk.VecNormalize`` with the
+learner's ``gamma`` (rl-baselines3-zoo's ``normalize: True``; docs/how-to/normalization.md).
+A learning rate or clip range ``"lin_1e-3"`` decays linearly to 0
 over ``total_steps`` (rl-baselines3-zoo's notation; experiments/params.py). The recipes run
 torch on one thread (``Experiment.threads``).
 """

@@ -16,7 +16,7 @@ Example:
     >>> rms = RunningMeanStd(shape=(2,))
     >>> rms.update(np.array([[1.0, 2.0], [3.0, 6.0]]))
     >>> np.round(rms.mean, 3).tolist(), np.round(rms.var, 3).tolist()
-    [[2.0, 4.0], [1.0, 4.0]]
+    ([2.0, 4.0], [1.0, 4.001])
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class RunningMeanStd:
         >>> rms = RunningMeanStd()
         >>> rms.update(np.array([1.0, 3.0]))
         >>> round(float(rms.mean), 4), round(float(rms.var), 4), rms.count
-        (2.0, 1.0, 2.0001)
+        (1.9999, 1.0002, 2.0001)
     """
 
     def __init__(self, epsilon: float = 1e-4, shape: tuple[int, ...] = ()) -> None:
