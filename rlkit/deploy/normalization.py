@@ -56,7 +56,7 @@ def take_normalization(
     settings = meta.get(KEY)
     if settings is None:
         return rest, None
-    arrays = {k[len(PREFIX):]: v for k, v in tensors.items() if k.startswith(PREFIX)}
+    arrays = {k[len(PREFIX) :]: v for k, v in tensors.items() if k.startswith(PREFIX)}
     try:
         return rest, ObservationNormalizer.from_saved(settings, arrays)
     except (KeyError, TypeError, ValueError) as error:

@@ -14,6 +14,8 @@ from one_liners import one_torch_thread  # noqa: F401
 import rlkit as rk
 from rlkit.envs.running_mean_std import RunningMeanStd
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 
 # ---- a reference from SB3's formulas (stable_baselines3/common/vec_env/vec_normalize.py) ----
 class Reference:
@@ -161,7 +163,7 @@ def test_dict_observations_are_normalised_per_key():
         e.close()
 
 
-def test_hooks_report_the_raw_returns(one_torch_thread):
+def test_hooks_report_the_raw_returns():
     returns = []
     for normalize in (False, True):
         env = rk.VectorGymEnv("CartPole-v1", 4, seed=2)
@@ -173,7 +175,7 @@ def test_hooks_report_the_raw_returns(one_torch_thread):
     assert returns[0] == returns[1] and len(returns[0][0]) > 20
 
 
-def test_replay_learners_are_refused_naming_the_learner(one_torch_thread):
+def test_replay_learners_are_refused_naming_the_learner():
     env = rk.VecNormalize(rk.VectorGymEnv("CartPole-v1", 2, seed=0))
     agent = rk.DQN.agent(env, seed=0)
     with pytest.raises(ValueError, match=r"DQN.*replay.*on-policy learners"):
@@ -182,7 +184,7 @@ def test_replay_learners_are_refused_naming_the_learner(one_torch_thread):
 
 
 @pytest.mark.parametrize("algorithm", ["PPO", "A2C", "VPG", "TRPO", "RecurrentPPO"])
-def test_on_policy_learners_learn_on_it_and_keep_its_statistics(algorithm, one_torch_thread):
+def test_on_policy_learners_learn_on_it_and_keep_its_statistics(algorithm):
     env = rk.VecNormalize(rk.VectorGymEnv("rlkit/CartPoleNoVel-v1", 2, seed=0))
     small = {"n_steps": 8}
     if algorithm in ("PPO", "RecurrentPPO", "TRPO"):
@@ -196,7 +198,7 @@ def test_on_policy_learners_learn_on_it_and_keep_its_statistics(algorithm, one_t
     env.close()
 
 
-def test_a_checkpoint_resumes_the_statistics_bit_exactly(tmp_path, one_torch_thread):
+def test_a_checkpoint_resumes_the_statistics_bit_exactly(tmp_path):
     def build():
         env = rk.VecNormalize(rk.VectorGymEnv("CartPole-v1", 3, seed=4), gamma=0.98)
         return rk.PPO.agent(env, seed=1, n_steps=16, batch_size=24, n_epochs=2), env
