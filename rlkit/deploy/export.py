@@ -51,7 +51,7 @@ from torch import nn
 from ..policies.q_based import QBasedPolicy
 from ..policies.stochastic import StochasticPolicy
 from .built import LoadedActorPolicy
-from .normalization import normalized_module
+from .normalized_graph import normalized_module
 from .q_based import TableLearner
 from .q_network import NetworkQLearner
 from .recurrent import LoadedRecurrentPolicy, greedy_step
