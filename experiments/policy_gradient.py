@@ -17,7 +17,8 @@ Stable-Baselines3's semantics (see :mod:`rlkit.learners.policy_gradient.ppo` and
   (measured so; ``normalize=True`` runs it in ``rk.VecNormalize``);
 * ``PPO_Pendulum``: zoo's settings (4 envs, n_steps 1024, gae_lambda 0.95, gamma 0.9, 10 epochs,
   lr 1e-3, clip 0.2, ent_coef 0) without gSDE (rlkit has none) and without the zoo's
-  ``normalize: True`` (measured so; ``normalize=True`` adds it), so with plain Gaussian exploration it needs more steps: 200k instead of 100k.
+  ``normalize: True`` (measured so; ``normalize=True`` adds it), so with plain Gaussian
+  exploration it needs more steps: 200k instead of 100k.
   Measured on seed 0: greedy mean -256.7 +/- 116.8 over 20 episodes (last 20 training episodes
   -214.4): it learns to swing up but does not reach zoo's about -200 reliably;
 * ``PPO_Acrobot`` measured on seed 0: greedy mean -83.3 +/- 16.7 over 20 episodes.
