@@ -14,7 +14,11 @@ episodes, and the greedy policy's returns on 10 evaluation episodes. Torch on on
 Usage::
 
     python benchmarks/recurrent.py [--env cartpole|pendulum] [--seeds 0 1 2] [--steps 100000]
-                                   [--learners rec ppo sb3] [--sb3-sde]
+                                   [--learners rec ppo sb3] [--sb3-sde] [--sb3-normalize]
+                                   [--normalize vec|obs|obs+reward]
+
+``--normalize vec`` runs rlkit's learners in ``rk.VecNormalize`` (the zoo's ``normalize:
+True``), ``--sb3-normalize`` sb3-contrib's in SB3's ``VecNormalize``.
 
 ``sb3``: sb3-contrib's RecurrentPPO with the same settings (``pip install sb3-contrib``).
 
@@ -137,7 +141,10 @@ def run(
 ) -> dict:  # fmt: skip
     torch.set_num_threads(1)
     env_id = ENVS[env_name]
-    if normalize:
+    if normalize == "vec":  # rk.VecNormalize: the zoo's normalize: True (gamma the learner's)
+        gamma = settings(env_name, steps)["gamma"]
+        env = rk.VecNormalize(rk.VectorGymEnv(env_id, N_ENVS[env_name], seed=seed), gamma=gamma)
+    elif normalize:
         gamma = settings(env_name, steps)["gamma"]
         env, obs_wrappers, sink = normalized_env(env_id, N_ENVS[env_name], seed, normalize, gamma)
     else:
@@ -153,7 +160,9 @@ def run(
     r = np.asarray(hook.rewards)
     at = hook.at
     eval_env = gym.make(env_id)
-    if normalize:  # raw returns; evaluation with sub-env 0's statistics, frozen
+    # rk.VecNormalize: hooks add the raw rewards up (env.original_reward), and the policy
+    # normalises the raw evaluation env's observations with the training statistics, frozen
+    if normalize and normalize != "vec":  # raw returns; sub-env 0's statistics, frozen
         at, r = [a for a, _ in sink["returns"]], np.array([x for _, x in sink["returns"]])
         eval_env = gym.wrappers.NormalizeObservation(eval_env)
         eval_env.obs_rms = obs_wrappers[0].obs_rms
@@ -164,7 +173,10 @@ def run(
                         rk.StopAfterNEpisodes(10), rk.TotalRewardPerEpisode())  # fmt: skip
     learner_name = f"RecurrentPPO ({arch} policy)" if learner == "rec" else "PPO"
     return {
-        "learner": learner_name + (f" gymnasium-normalize {normalize}" if normalize else ""),
+        "learner": learner_name + (
+            " rk.VecNormalize" if normalize == "vec"
+            else f" gymnasium-normalize {normalize}" if normalize else ""
+        ),
         "seed": seed,
         "seconds": round(seconds, 1),
         "cpu_seconds": round(cpu, 1),
@@ -273,10 +285,10 @@ def main() -> None:
         action="store_true",
         help="sb3-contrib in VecNormalize (the zoo's normalize: True)",
     )
-    parser.add_argument("--normalize", choices=["obs", "obs+reward"], default="",
-                        help="rlkit's learners in gymnasium's NormalizeObservation (and "
-                             "NormalizeReward) per sub-env: a diagnostic for the zoo's "
-                             "normalize: True")  # fmt: skip
+    parser.add_argument("--normalize", choices=["vec", "obs", "obs+reward"], default="",
+                        help="vec: rlkit's learners in rk.VecNormalize (the zoo's normalize: "
+                             "True); obs, obs+reward: in gymnasium's NormalizeObservation (and "
+                             "NormalizeReward) per sub-env, a diagnostic stand-in")  # fmt: skip
     args = parser.parse_args()
     for seed in args.seeds:
         for learner in args.learners:

@@ -74,7 +74,7 @@ class MaskedPPOParams(PPOParams):
 
     masked: bool = True
 
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile", "masked")
+    run_fields: ClassVar[tuple[str, ...]] = (*PPOParams.run_fields, "masked")
 
 
 PPO_INVALID_ACTION_GRID = MaskedPPOParams(
@@ -179,6 +179,8 @@ def PPO_InvalidActionGrid(
     """PPO on the invalid-action maze with action masks (``--set masked=false``: without)."""
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = rk.VectorGymEnv(GRID, p.n_envs, seed=env_seed, use_masking=p.masked)
+    if p.normalize:  # rk.VecNormalize (experiments/policy_gradient.py's normalize)
+        env = rk.VecNormalize(env, gamma=p.gamma)
     agent = rk.PPO.agent(
         env,
         seed=policy_seed,

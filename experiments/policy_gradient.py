@@ -13,11 +13,12 @@ Stable-Baselines3's semantics (see :mod:`rlkit.learners.policy_gradient.ppo` and
   settings: Stable-Baselines3 has no VPG; with 256-step rollouts and Adam 1e-3 seed 0 ended at a
   greedy mean of 194.5, with 64 steps and 1e-3 at 446.8, with these at 500);
 * ``PPO_Acrobot``: zoo's settings (16 envs, n_steps 256, gae_lambda 0.94, gamma 0.99, 4 epochs,
-  ent_coef 0) with 8 envs and 200k steps instead of 1M, and without ``VecNormalize`` (rlkit has no
-  observation normalisation yet);
+  ent_coef 0) with 8 envs and 200k steps instead of 1M, and without the zoo's ``normalize: True``
+  (measured so; ``normalize=True`` runs it in ``rk.VecNormalize``);
 * ``PPO_Pendulum``: zoo's settings (4 envs, n_steps 1024, gae_lambda 0.95, gamma 0.9, 10 epochs,
-  lr 1e-3, clip 0.2, ent_coef 0) without gSDE and without ``VecNormalize`` (neither exists in
-  rlkit yet), so with plain Gaussian exploration it needs more steps: 200k instead of 100k.
+  lr 1e-3, clip 0.2, ent_coef 0) without gSDE (rlkit has none) and without the zoo's
+  ``normalize: True`` (measured so; ``normalize=True`` adds it), so with plain Gaussian
+  exploration it needs more steps: 200k instead of 100k.
   Measured on seed 0: greedy mean -256.7 +/- 116.8 over 20 episodes (last 20 training episodes
   -214.4): it learns to swing up but does not reach zoo's about -200 reliably;
 * ``PPO_Acrobot`` measured on seed 0: greedy mean -83.3 +/- 16.7 over 20 episodes.
@@ -30,7 +31,9 @@ hyperparameter dataclass (:class:`PPOParams`, :class:`A2CParams`, :class:`VPGPar
 :class:`OnPolicyParams`): every hyperparameter of the algorithm, with the algorithm's own
 defaults (``rk.PPO.defaults``, ...), so a recipe's constant (``PPO_CARTPOLE``, ...) names only what
 it changes; ``rk.make_experiment("PPO_CartPole", seed, total_steps=5000, lr=1e-3)``, ``rlkit run
-PPO_CartPole --set lr=1e-3``. A learning rate or clip range ``"lin_1e-3"`` decays linearly to 0
+PPO_CartPole --set lr=1e-3``. ``normalize=True`` runs a recipe in ``rk.VecNormalize`` with the
+learner's ``gamma`` (rl-baselines3-zoo's ``normalize: True``; docs/how-to/normalization.md).
+A learning rate or clip range ``"lin_1e-3"`` decays linearly to 0
 over ``total_steps`` (rl-baselines3-zoo's notation; experiments/params.py). The recipes run
 torch on one thread (``Experiment.threads``).
 """
@@ -94,10 +97,14 @@ class OnPolicyParams:
     activation: str = "tanh"
     log_std_init: float = 0.0
     compile: bool = False  # torch.compile the loss and acting (rlkit/learners/compiled.py)
+    #: run in ``rk.VecNormalize`` (gamma the learner's): rl-baselines3-zoo's ``normalize: True``
+    normalize: bool = False
 
     algorithm: ClassVar[str] = "A2C"
     #: fields that are not the algorithm's hyperparameters
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
+    run_fields: ClassVar[tuple[str, ...]] = (
+        "total_steps", "n_envs", "device", "compile", "normalize",
+    )
     #: fields that may be rl-baselines3-zoo's ``"lin_<start>"``
     schedulable: ClassVar[tuple[str, ...]] = ("lr",)
 
@@ -116,6 +123,7 @@ class OnPolicyParams:
 
         for name in ("total_steps", "n_envs", "n_steps", "n_epochs"):
             checks.positive_int(owner, name, getattr(self, name))
+        checks.instance_of(owner, "normalize", self.normalize, bool, "True or False")
         if self.batch_size is not None:
             checks.positive_int(owner, "batch_size", self.batch_size)
         for name in self.schedulable:
@@ -218,10 +226,12 @@ PPO_PENDULUM = PPOParams(
 def build_pg_agent(
     env_id: str, p: OnPolicyParams, seed: int, *, backend: str = "sync", owner: str = ""
 ) -> tuple[rk.Agent, Any]:
-    """The agent and the vector env of a recipe on ``env_id``, every generator derived from
-    ``seed``."""
+    """The agent and the vector env of a recipe on ``env_id`` (in ``rk.VecNormalize`` when
+    ``p.normalize``), every generator derived from ``seed``."""
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = rk.VectorGymEnv(env_id, p.n_envs, backend=backend, seed=env_seed)
+    if p.normalize:  # the zoo's normalize: True (VecNormalize with the learner's gamma)
+        env = rk.VecNormalize(env, gamma=p.gamma)
     algorithm = getattr(rk, p.algorithm)
     agent = algorithm.agent(
         env, seed=policy_seed, device=p.device, compile=p.compile, **p.algorithm_config(owner)
@@ -249,10 +259,11 @@ def many_seeds_experiment(
     and the losses vmap-ed (``rk.ManySeedsPPO``), ``total_steps`` per seed, the returns of
     every seed's episodes in ``rk.TotalRewardPerSeed``."""
     owner = fn.__name__
-    if p.compile:
-        raise ValueError(
-            f"{owner}: compile=True and seeds=[...] together are not supported; give one"
-        )
+    for name in ("compile", "normalize"):
+        if getattr(p, name):
+            raise ValueError(
+                f"{owner}: {name}=True and seeds=[...] together are not supported; give one"
+            )
     envs, policy_seeds = [], []
     for seed in seeds:
         env_seed, policy_seed = spawn_seeds(seed, 2)

@@ -11,15 +11,18 @@ a separate critic LSTM, MLPs (64, 64) tanh after it, n_steps 128, batch_size 128
   from 0.2 to 0 (zoo's ``lin_0.001`` and ``lin_0.2``), and the zoo's ``policy_kwargs``: an LSTM
   of 64 (``lstm_hidden_size``; the critic's own LSTM too), one ReLU layer of 64 after it for
   the policy and one for the value (``net_arch=dict(pi=[64], vf=[64])``: ``hidden=(64,)``,
-  ``activation="relu"``), ``ortho_init=False`` (torch's default initialisation). The zoo also
-  sets ``normalize: True`` (``VecNormalize``: running mean and variance of the observations,
-  and returns scaled by a running std), which rlkit does not have: observations and rewards
-  are taken as they are;
+  ``activation="relu"``), ``ortho_init=False`` (torch's default initialisation), and the zoo's
+  ``normalize: True``: the run is in ``rk.VecNormalize`` (``normalize=True``: running mean and
+  variance of the observations, rewards scaled by the running std of the return with gamma
+  0.98, both clipped at 10; docs/how-to/normalization.md), so these are the zoo's settings in
+  full. The hooks add up the raw rewards, and the saved policy normalises raw observations with
+  the training statistics;
 * ``RecurrentPPO_PendulumNoVel``: 4 envs, 100k steps, n_steps 1024, gae_lambda 0.95, gamma 0.9,
   10 epochs, ent_coef 0, lr 1e-3, clip 0.2, sb3-contrib's default policy; zoo also sets
   ``use_sde`` (gSDE, sde_sample_freq 4), which rlkit does not have (plain Gaussian exploration
   instead), and the same ``policy_kwargs`` and ``normalize: True`` as for CartPoleNoVel, which
-  this recipe does not take (not measured with them: benchmarks/results_recurrent.txt).
+  this recipe does not take (not measured with them: benchmarks/results_recurrent.txt;
+  ``--set normalize=true`` adds the normalisation).
 
 Sequences are cut at episode starts and every ``sequence_length`` steps (default
 ``min(n_steps, batch_size)``) and packed whole into minibatches (the module docstring of
@@ -76,6 +79,7 @@ RECURRENT_PPO_CARTPOLE_NOVEL = RecurrentPPOParams(
     hidden=(64,),
     activation="relu",
     ortho_init=False,
+    normalize=True,
 )
 RECURRENT_PPO_PENDULUM_NOVEL = RecurrentPPOParams(
     total_steps=100_000,
@@ -106,8 +110,8 @@ def _experiment(env_id: str, p: RecurrentPPOParams, seed: int, name: str, doc: s
 def RecurrentPPO_CartPoleNoVel(
     seed: int = 0, p: RecurrentPPOParams = RECURRENT_PPO_CARTPOLE_NOVEL
 ) -> rk.Experiment:
-    """RecurrentPPO (LSTM) on CartPole without velocities, zoo's ppo_lstm settings (100k steps)
-    without VecNormalize."""
+    """RecurrentPPO (LSTM) on CartPole without velocities, zoo's ppo_lstm settings in full
+    (100k steps, in rk.VecNormalize as the zoo's normalize: True)."""
     return _experiment("rlkit/CartPoleNoVel-v1", p, seed, "RecurrentPPO_CartPoleNoVel",
                        RecurrentPPO_CartPoleNoVel.__doc__ or "")  # fmt: skip
 

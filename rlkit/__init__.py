@@ -108,6 +108,8 @@ _LAZY: dict[str, str] = {
     "OfflineEnv": "rlkit.envs.offline",
     "VectorGymEnv": "rlkit.envs.vector",
     "SeedBlocksEnv": "rlkit.envs.seed_blocks",
+    "VecNormalize": "rlkit.envs.vec_normalize",
+    "RunningMeanStd": "rlkit.envs.running_mean_std",
     # multi-agent (docs/how-to/multi-agent.md)
     **dict.fromkeys(
         ["AbstractMultiAgentEnv", "AbstractParallelEnv", "AbstractMultiAgentPolicy"],

@@ -165,6 +165,12 @@ class AbstractVectorEnv(ABC):
         """``(n_envs, n)`` boolean masks of the legal actions, or None when all are legal."""
         return None
 
+    @property
+    def original_reward(self) -> Any:
+        """The rewards of the last step before any normalisation (``rk.VecNormalize`` scales
+        ``reward`` for the learner): what hooks that report returns add up. Here ``reward``."""
+        return self.reward
+
     @abstractmethod
     def reset(self, seed: Any = None) -> None:
         """Reset every sub-env (seeding them from ``seed`` when given)."""

@@ -15,7 +15,10 @@ through the graph: inputs ``obs``, ``state`` (float32 ``(n, n_states, layers, hi
 at an episode's start) and ``episode_start`` (bool ``(n,)``, True zeroes the state first),
 outputs ``action`` and ``next_state`` (feed it back at the next step), as
 ``predict(obs, state, episode_start)``. Policies on ``Dict``/``Tuple`` observations are refused
-(a graph takes one observation array; ``rk.save`` keeps them).
+(a graph takes one observation array; ``rk.save`` keeps them). A policy trained on
+``rk.VecNormalize`` gets its observation normalisation at the head of the graph (the training
+statistics, frozen; computed in float64 as ``predict`` does), so ``obs`` is the raw
+observation.
 
 The export uses torch's TorchScript-based exporter (``torch.onnx.export(..., dynamo=False)``),
 which needs the ``onnx`` package only (the dynamo-based one also needs ``onnxscript``); the
@@ -48,6 +51,7 @@ from torch import nn
 from ..policies.q_based import QBasedPolicy
 from ..policies.stochastic import StochasticPolicy
 from .built import LoadedActorPolicy
+from .normalized_graph import normalized_module
 from .q_based import TableLearner
 from .q_network import NetworkQLearner
 from .recurrent import LoadedRecurrentPolicy, greedy_step
@@ -178,6 +182,7 @@ def export(policy: Any, path: str | os.PathLike) -> None:
         ) from error
     loaded = inference_form(policy)
     module, example = greedy_module(loaded)
+    module = normalized_module(module, loaded)  # rk.VecNormalize's statistics, in the graph
     module.eval()
     inputs = example if isinstance(example, tuple) else (example,)
     input_names = list(getattr(module, "input_names", ["obs"]))

@@ -22,6 +22,7 @@ from typing import Any
 from . import multi_agent as _multi_agent  # noqa: F401 - registers the multi-agent artifacts
 from . import q_based as _q_based  # noqa: F401 - registers the tabular artifacts (no torch)
 from .archive import SUFFIX, library_versions, read_archive, write_archive
+from .normalization import add_normalization, take_normalization
 from .registry import artifact_meta, check_fits, load_kind, policy_artifact
 
 __all__ = [
@@ -59,7 +60,9 @@ def save(policy: Any, path: str | os.PathLike) -> None:
 
     What is saved: the network (or table) and what rebuilds it, the observation and action
     spaces, the preprocessing, the algorithm's name, the explorer's epsilon for Q-based
-    policies, and the versions of rlkit, torch, gymnasium and numpy. Nothing of training
+    policies, the observation statistics of a policy trained on ``rk.VecNormalize``
+    (:mod:`rlkit.deploy.normalization`: the loaded policy normalises raw observations with
+    them), and the versions of rlkit, torch, gymnasium and numpy. Nothing of training
     (optimizer, replay, generators): resume a run from its checkpoint instead.
 
     Example:
@@ -76,7 +79,9 @@ def save(policy: Any, path: str | os.PathLike) -> None:
     if isinstance(policy, Agent):
         policy = policy.policy
     artifact = policy_artifact(policy)
-    write_archive(path, artifact_meta(artifact), artifact.tensors)
+    meta, tensors = artifact_meta(artifact), dict(artifact.tensors)
+    add_normalization(policy, meta, tensors)  # rk.VecNormalize's statistics, if any
+    write_archive(path, meta, tensors)
 
 
 def artifact_path(path: str | os.PathLike) -> Path:
@@ -125,7 +130,17 @@ def load(path: str | os.PathLike, env: Any = None) -> Any:
     meta, tensors = read_archive(path)
     _warn_versions(where, meta.get("versions") or {})
     check_fits(where, meta, env)
-    return load_kind(where, meta, tensors)
+    return _loaded(where, meta, tensors)
+
+
+def _loaded(where: str, meta: dict[str, Any], tensors: dict[str, Any]) -> Any:
+    """The policy of ``meta``'s kind, with the saved observation statistics (if any) as its
+    frozen ``observation_normalizer`` (:mod:`rlkit.deploy.normalization`)."""
+    tensors, normalizer = take_normalization(where, meta, tensors)
+    policy = load_kind(where, meta, tensors)
+    if normalizer is not None:
+        policy.observation_normalizer = normalizer
+    return policy
 
 
 def _minor(version: Any) -> tuple[str, ...] | None:
@@ -156,9 +171,10 @@ def inference_form(policy: Any) -> Any:
     if isinstance(policy, Agent):
         policy = policy.policy
     artifact = policy_artifact(policy)
-    meta = artifact_meta(artifact)
+    meta, tensors = artifact_meta(artifact), dict(artifact.tensors)
+    add_normalization(policy, meta, tensors)
     tensors = {
         k: (v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v))
-        for k, v in artifact.tensors.items()
+        for k, v in tensors.items()
     }
-    return load_kind("rk.export", meta, tensors)
+    return _loaded("rk.export", meta, tensors)

@@ -213,7 +213,7 @@ class TotalRewardPerEpisode(AbstractHook):
         self.current = _per_sub_env("TotalRewardPerEpisode", self.current, env, np.float64)
 
     def vector_post_act(self, policy: Any, env: Any) -> None:
-        self.current += env.reward
+        self.current += getattr(env, "original_reward", env.reward)  # before VecNormalize
         done = env.done
         if done.any():
             for i in np.flatnonzero(done):
@@ -303,7 +303,8 @@ class RewardsPerEpisode(AbstractHook):
 
     def vector_post_act(self, policy: Any, env: Any) -> None:
         current = self.current
-        for i, reward in enumerate(env.reward.tolist()):
+        rewards = getattr(env, "original_reward", env.reward)  # before VecNormalize
+        for i, reward in enumerate(rewards.tolist()):
             current[i].append(reward)
         done = env.done
         if done.any():

@@ -57,7 +57,10 @@ class EvaluationHook(AbstractHook):
 
     With a vector training env (``rk.VectorGymEnv``) steps count transitions (``n_envs`` per
     step) and episodes every sub-env's finished episodes; a step that passes a due count
-    evaluates once. The evaluation env is a single env.
+    evaluates once. The evaluation env is a single env. A policy trained in ``rk.VecNormalize``
+    normalises the raw observations of the evaluation env itself, with the training statistics,
+    frozen (Stable-Baselines3's ``sync_envs_normalization``; docs/how-to/normalization.md); the
+    returns recorded are raw.
 
     Args:
         env: the evaluation environment, not the one the run trains in.

@@ -174,7 +174,7 @@ class AbstractLogger(AbstractHook):
     def vector_post_act(self, policy: Any, env: Any) -> None:
         self.total_steps += env.n_envs
         self.episode_length += 1
-        self.episode_return += env.reward
+        self.episode_return += getattr(env, "original_reward", env.reward)  # before VecNormalize
         done = env.done
         if done.any():
             for i in np.flatnonzero(done):

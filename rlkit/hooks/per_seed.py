@@ -53,7 +53,7 @@ class TotalRewardPerSeed(AbstractHook):
             self.current = np.zeros(env.n_envs)
 
     def vector_post_act(self, policy: Any, env: Any) -> None:
-        self.current += env.reward
+        self.current += getattr(env, "original_reward", env.reward)  # before VecNormalize
         done = env.done
         if done.any():
             for j in np.flatnonzero(done):

@@ -162,7 +162,7 @@ class ProgressBar(AbstractHook):
 
     def vector_post_act(self, policy: Any, env: Any) -> None:
         self.total_steps += env.n_envs
-        self.episode_return += env.reward
+        self.episode_return += getattr(env, "original_reward", env.reward)  # before VecNormalize
         done = env.done
         finished = False
         if done.any():

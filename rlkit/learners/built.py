@@ -200,6 +200,9 @@ class BuiltPolicy(StochasticPolicy):
             device=device,
         )  # fmt: skip
         self.state_space = state_space
+        # rk.VecNormalize's statistics (live, frozen here): predict and greedy evaluations on
+        # raw envs normalise with them, rk.save keeps them (rlkit/policies/normalized.py)
+        self.observation_normalizer = getattr(env, "observation_normalizer", None)
         self.seeds = seeds
         self.rng = np.random.default_rng(seeds["shuffle"])
         self.params = [p for p in self.model.parameters() if p.requires_grad]

@@ -9,6 +9,7 @@ from ..core.dispatch import DispatchError, PlanStep, greedy, noop, resolve, upda
 from ..core.interfaces import AbstractEnv, AbstractPolicy, AbstractTrajectory, AbstractVectorEnv
 from ..core.stages import PRE_ACT_STAGE, STAGES, AbstractStage
 from ..core.state import get_state, set_state
+from ..trajectories.circular import CircularArraySARTTrajectory
 
 __all__ = ["Agent", "replay_batch_size"]
 
@@ -88,6 +89,7 @@ class Agent(AbstractPolicy):
         calls (descriptions for ``rk.explain``, e.g. a DQN learner's ``loss_fn``), then the
         policy's own plan steps."""
         _check_n_envs(self.trajectory, env)
+        _check_normalization(self.policy, self.trajectory, env)
         plan: dict[AbstractStage, list[PlanStep]] = {}
         learns = records = False
         inner = self.policy.plan(env)
@@ -123,6 +125,21 @@ class Agent(AbstractPolicy):
                 f"it supports."
             )
         return plan
+
+
+def _check_normalization(policy: Any, trajectory: Any, env: Any) -> None:
+    """Replay on an env that normalises (``rk.VecNormalize``) is refused at plan time: the
+    replay would keep observations and rewards normalised with statistics that drift
+    (Stable-Baselines3 stores the raw ones and normalises at sample time; rlkit does not)."""
+    if getattr(env, "normalizes", False) and isinstance(trajectory, CircularArraySARTTrajectory):
+        learner = getattr(policy, "learner", policy)
+        raise ValueError(
+            f"Agent: {type(learner).__name__} learns from replay ({type(trajectory).__name__}), "
+            f"which would store observations and rewards normalised by {env!r} with statistics "
+            f"that change as it runs; rk.VecNormalize works with on-policy learners (PPO, A2C, "
+            f"VPG, TRPO, RecurrentPPO). Run the off-policy learner on the env without "
+            f"VecNormalize"
+        )
 
 
 def _check_n_envs(trajectory: Any, env: Any) -> None:

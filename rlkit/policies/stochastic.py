@@ -33,6 +33,7 @@ from ..core.state import get_state, require_keys, set_state
 from ..trajectories.rollout import RolloutTrajectory
 from .distributions import ActionDistribution, distribution_for
 from .non_finite import cannot_act
+from .normalized import normalized_batch, normalized_state
 from .observations import all_finite, flat_rows, is_structured, observation_tensor, one_row
 from .predict import mask_batch, observation_batch, predicted_draw, single_or_batch
 from .spaces import check_env_fits
@@ -109,6 +110,8 @@ class StochasticPolicy(AbstractPolicy):
         self.generator.manual_seed(0 if seed is None else int(seed))
         self.last_action: np.ndarray | None = None
         self.last_extras: dict[str, np.ndarray] = {}
+        #: the training env's observation normaliser (``rk.VecNormalize``), or None
+        self.observation_normalizer: Any = None
         self._clip = isinstance(action_space, gym.spaces.Box)
         self._cast = _narrower_dtype(action_space) if self._clip else None
 
@@ -136,7 +139,8 @@ class StochasticPolicy(AbstractPolicy):
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
         space = getattr(self, "state_space", None)
-        obs = self.observation_tensor(env.state if vector else one_row(env.state, space))
+        state = normalized_state(self, env, env.state)  # raw obs: rlkit/policies/normalized.py
+        obs = self.observation_tensor(state if vector else one_row(state, space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
@@ -198,7 +202,8 @@ class StochasticPolicy(AbstractPolicy):
         n_actions = getattr(self.action_space, "n", None)
         masks = mask_batch(owner, action_masks, len(batch), n_actions)
         with torch.no_grad():
-            dist = self.distribution(self.observation_tensor(batch), masks)
+            obs = self.observation_tensor(normalized_batch(self, batch))
+            dist = self.distribution(obs, masks)
             actions = predicted_draw(self, dist, deterministic)
         return single_or_batch(self.env_actions(actions.cpu().numpy()), single)
 
@@ -263,7 +268,8 @@ class DeterministicPolicy(AbstractPolicy):
         policy = self.policy
         vector = is_vector_env(env)
         space = getattr(policy, "state_space", None)
-        obs = policy.observation_tensor(env.state if vector else one_row(env.state, space))
+        state = normalized_state(policy, env, env.state)  # raw obs: rlkit/policies/normalized.py
+        obs = policy.observation_tensor(state if vector else one_row(state, space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]

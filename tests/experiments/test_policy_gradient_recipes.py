@@ -76,3 +76,24 @@ def test_vpg_cartpole_reaches_195():
 # scores a greedy 500 (A2C has no schedule, so the shortened run is the full run's beginning).
 A2C_TEST_STEPS = 200_000
 assert A2C_TEST_STEPS < A2C_CARTPOLE.total_steps
+
+
+def test_normalize_runs_a_recipe_in_vec_normalize_with_the_learners_gamma():
+    assert not isinstance(rk.make_experiment("PPO_CartPole").env, rk.VecNormalize)
+    experiment = rk.make_experiment("PPO_CartPole", seed=0, normalize=True, total_steps=256)
+    env = experiment.env
+    assert isinstance(env, rk.VecNormalize) and env.gamma == 0.98 and env.clip_obs == 10.0
+    assert experiment.policy.policy.observation_normalizer is env.observation_normalizer
+    rk.run(experiment)
+    assert env.obs_rms.count == 8 * 33 + 1e-4
+    # the zoo's normalize: True in the recurrent CartPoleNoVel recipe
+    recurrent = rk.make_experiment("RecurrentPPO_CartPoleNoVel")
+    assert isinstance(recurrent.env, rk.VecNormalize) and recurrent.env.gamma == 0.98
+    assert not isinstance(rk.make_experiment("RecurrentPPO_PendulumNoVel").env, rk.VecNormalize)
+
+
+def test_a_normalize_that_is_not_a_bool_is_refused():
+    with pytest.raises(TypeError, match=r"PPO_CartPole: normalize must be bool, got .yes."):
+        rk.make_experiment("PPO_CartPole", normalize="yes")
+    with pytest.raises(ValueError, match=r"normalize=True and seeds=\[...\] together"):
+        rk.make_experiment("PPO_CartPole", normalize=True, seeds=[0, 1])

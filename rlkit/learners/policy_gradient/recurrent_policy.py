@@ -43,6 +43,7 @@ from ...core.dispatch import PlanStep, greedy, where
 from ...core.interfaces import AbstractPolicy
 from ...core.stages import PRE_EPISODE_STAGE, PRE_EXPERIMENT_STAGE, AbstractStage
 from ...core.state import require_keys
+from ...policies.normalized import normalized_batch, normalized_state
 from ...policies.observations import one_row
 from ...policies.predict import (
     mask_batch,
@@ -145,7 +146,8 @@ class RecurrentActing:
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        obs = self.observation_tensor(env.state if vector else one_row(env.state, self.state_space))
+        state = normalized_state(self, env, env.state)  # raw obs: rlkit/policies/normalized.py
+        obs = self.observation_tensor(state if vector else one_row(state, self.state_space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]
@@ -221,7 +223,7 @@ class RecurrentActing:
         masks = mask_batch(name, action_masks, n, getattr(self.action_space, "n", None))
         with torch.no_grad():
             inputs, _, after = self.model.step(
-                self.observation_tensor(batch), hidden.to(self.device),
+                self.observation_tensor(normalized_batch(self, batch)), hidden.to(self.device),
                 torch.as_tensor(starts, device=self.device),
             )  # fmt: skip
             dist = self.dist_class.from_inputs(inputs, self.action_space, masks)
@@ -333,7 +335,8 @@ class RecurrentGreedyPolicy(AbstractPolicy):
         policy = self.policy
         vector = is_vector_env(env)
         space = policy.state_space
-        obs = policy.observation_tensor(env.state if vector else one_row(env.state, space))
+        state = normalized_state(policy, env, env.state)  # raw obs: rlkit/policies/normalized.py
+        obs = policy.observation_tensor(state if vector else one_row(state, space))
         mask = env.legal_action_mask
         if mask is not None and not vector:
             mask = np.asarray(mask)[None]

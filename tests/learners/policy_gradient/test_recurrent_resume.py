@@ -2,7 +2,8 @@
 and of episodes) and resumed from its last checkpoint in another ends with exactly the
 parameters, hidden states and returns of an uninterrupted run: the hidden state is part of
 the policy's act state, saved with it. The same for a run on Dict observations (a Dict
-CartPoleNoVel, tests/observation_envs.py): the rollout holds them by key."""
+CartPoleNoVel, tests/observation_envs.py): the rollout holds them by key; and for a run in
+``rk.VecNormalize``, whose statistics and running returns the env's checkpoint holds."""
 
 import subprocess
 import sys
@@ -27,6 +28,8 @@ SCRIPT = textwrap.dedent(
         env = rk.VectorGymEnv([DictCartPoleNoVel] * 4, seed=3)
     else:
         env = rk.VectorGymEnv("rlkit/CartPoleNoVel-v1", 4, seed=3)
+    if observations == "normalized":  # rk.VecNormalize's statistics are part of the run's state
+        env = rk.VecNormalize(env, gamma=0.98)
     agent = rk.RecurrentPPO.agent(env, seed=5, n_steps=16, batch_size=32, n_epochs=2,
                                   lstm_hidden_size=16, hidden=(16,),
                                   lr=rk.LinearSchedule(1e-3, 0.0, TOTAL))
@@ -50,6 +53,9 @@ SCRIPT = textwrap.dedent(
     digest.update(agent.policy.act_state.hidden.numpy().tobytes())
     rewards = hook[rk.TotalRewardPerEpisode].rewards if mode != "straight" else hook.rewards
     digest.update(np.asarray(rewards, dtype=np.float64).tobytes())
+    if observations == "normalized":
+        for array in (env.obs_rms.mean, env.obs_rms.var, env.ret_rms.var, env.returns):
+            digest.update(np.asarray(array).tobytes())
     print(digest.hexdigest(), agent.policy.updates, agent.policy.transitions)
     """
 )
@@ -66,7 +72,7 @@ def _run(mode, folder, observations="box"):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("observations", ["box", "dict"])
+@pytest.mark.parametrize("observations", ["box", "dict", "normalized"])
 def test_killed_recurrent_ppo_run_resumes_bit_exactly(tmp_path, observations):
     straight = _run("straight", tmp_path / "unused", observations)
     assert straight.returncode == 0, straight.stderr
