@@ -18,7 +18,6 @@ import rlkit as rk
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """(agent, env, artifact path) of PPO after a few updates on a normalised CartPole."""
-    torch.set_num_threads(1)
     env = rk.VecNormalize(rk.VectorGymEnv("CartPole-v1", 4, seed=0), gamma=0.98)
     agent = rk.PPO.agent(env, seed=0, n_steps=32, batch_size=64, n_epochs=4)
     rk.run(agent, env, rk.StopAfterNSteps(1024))
@@ -111,7 +110,6 @@ def test_the_onnx_graph_takes_raw_observations(trained, tmp_path):
 
 def test_a_recurrent_policy_keeps_its_statistics_through_save_and_export(tmp_path):
     onnxruntime = pytest.importorskip("onnxruntime")
-    torch.set_num_threads(1)
     env = rk.VecNormalize(rk.VectorGymEnv("rlkit/CartPoleNoVel-v1", 2, seed=0))
     agent = rk.RecurrentPPO.agent(env, seed=0, lstm_hidden_size=8, hidden=(8,), n_steps=16,
                                   batch_size=32)  # fmt: skip

@@ -9,12 +9,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from observation_envs import DictCartPole
-from one_liners import one_torch_thread  # noqa: F401
 
 import rlkit as rk
 from rlkit.envs.running_mean_std import RunningMeanStd
-
-pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---- a reference from SB3's formulas (stable_baselines3/common/vec_env/vec_normalize.py) ----
