@@ -4,8 +4,6 @@ gradients are the same."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 import torch
 from functorch.compile import aot_function, make_boxed_func
