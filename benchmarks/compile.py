@@ -16,6 +16,12 @@ compiling has paid for its compile time (``compile / (eager - compiled per step)
 with a run of 100k gradient steps. Targets (issue 28) on the CPU: update ratio <= 0.7 for SAC
 and TD3; training with compile time <= eager for runs of 100k gradient steps or more.
 
+``--floor`` measures, for SAC and TD3, the share of eager's update time spent in matrix
+products instead: every ``mm``/``addmm``/``bmm`` of two eager updates is recorded (shapes and
+strides) and replayed alone, in the same process, interleaved with eager updates. No compiler
+that keeps the arithmetic (and the BLAS kernels, which inductor calls too) can bring an update
+under that share of eager's time.
+
 ``--cache`` measures inductor's on-disk cache instead: the same compiled warm-up run in two fresh
 processes sharing a new ``TORCHINDUCTOR_CACHE_DIR``; the second reuses the first's compiled
 graphs. ``--device cuda --quick``: SAC and TD3 on Pendulum only (no MuJoCo needed), fewer steps,
@@ -24,6 +30,7 @@ eager against compiled with CUDA graphs (``mode="reduce-overhead"``) on the same
     python benchmarks/compile.py [--seeds 1] [--cases SAC_Pendulum TD3_Pendulum ...]
     python benchmarks/compile.py --device cuda --quick
     python benchmarks/compile.py --cache SAC_Pendulum
+    python benchmarks/compile.py --floor --cases SAC_Pendulum TD3_Pendulum
 """
 
 from __future__ import annotations
@@ -127,6 +134,54 @@ def compare(name: str, seed: int, device: str, scale: float, extra: dict) -> Non
     print(line, flush=True)
 
 
+_MATMULS = ("mm.default", "addmm.default", "bmm.default")
+
+
+def matmul_floor(name: str, extra: dict) -> None:
+    """Eager update time against the time of its matrix products replayed alone (module
+    docstring), five interleaved repetitions."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    overrides, warm, _ = CASES[name]
+    experiment = rk.make_experiment(
+        name, 0, total_steps=10 * warm, **{**overrides, **extra}
+    )  # fmt: skip
+    agent = experiment.policy
+    rk.run(agent, experiment.env, rk.StopAfterNSteps(warm))
+    policy, replay = agent.policy, agent.trajectory
+    calls = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            if str(func).removeprefix("aten.") in _MATMULS:
+                calls.append((func, [(a.shape, a.stride()) if torch.is_tensor(a) else a
+                                     for a in args]))  # fmt: skip
+            return func(*args, **(kwargs or {}))
+
+    def strided(shape: Any, stride: Any) -> torch.Tensor:
+        size = sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) + 1
+        return torch.as_strided(torch.randn(size), shape, stride)
+
+    with Record():
+        for _ in range(2):  # two updates: TD3's actor steps every other one
+            rk.update(policy, policy._replay_batch(replay))
+    replayed = [(f, [strided(*a) if isinstance(a, tuple) else a for a in args])
+                for f, args in calls]  # fmt: skip
+    for _ in range(5):
+        batches = [policy._replay_batch(replay) for _ in range(40)]
+        start = time.process_time()
+        for batch in batches:
+            rk.update(policy, batch)
+        eager = (time.process_time() - start) / len(batches)
+        start = time.process_time()
+        for _ in range(20):
+            for func, args in replayed:
+                func(*args)
+        products = (time.process_time() - start) / 40
+        print(f"{name}: eager update {eager * 1e3:.2f} ms, its {len(calls) // 2} matrix products "
+              f"alone {products * 1e3:.2f} ms, share {products / eager:.2f}", flush=True)
+
+
 def cache_check(name: str) -> None:
     """The compiled warm-up run in two fresh processes sharing a new inductor cache."""
     with tempfile.TemporaryDirectory(prefix="rlkit-inductor-") as folder:
@@ -150,6 +205,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--quick", action="store_true", help="SAC and TD3 on Pendulum, short")
     parser.add_argument("--cache", metavar="CASE", choices=list(CASES), default=None)
+    parser.add_argument("--floor", action="store_true", help="matrix products' share (SAC, TD3)")
     parser.add_argument("--hidden", default=None, help="hidden layers of every case, e.g. 64,64")
     parser.add_argument("--first-only", metavar="CASE", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -166,6 +222,9 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}", flush=True)
     if args.cache:
         cache_check(args.cache)
+    elif args.floor:
+        for name in [c for c in args.cases if c in UPDATE_ONLY]:
+            matmul_floor(name, extra)
     else:
         cases = [c for c in args.cases if c in QUICK] if args.quick else args.cases
         scale = 0.5 if args.quick else 1.0

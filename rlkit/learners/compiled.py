@@ -21,6 +21,13 @@ the CPU inductor's default mode. A mode may be named instead of True
 (``compile="max-autotune"``). Learners whose optimizer evaluates the loss in other ways
 (TRPO's natural gradient and line search, ES's perturbed parameters) refuse ``compile=True``.
 
+Without CUDA graphs (the CPU's default mode, ``"max-autotune-no-cudagraphs"``) the compiled
+losses get one joint-graph pass, :class:`~rlkit.learners.relu_masks.SaveReluOutput`: ReLU's
+backward reads the saved ReLU output instead of a boolean mask, which inductor's CPU code
+stores and loads one element at a time (:func:`compile_options`; the same numbers). A loss's
+diagnostics may be tensors (SAC's and TD3's are): the learner turns them into floats after the
+step, since a ``float()`` inside a compiled function splits it into two graphs.
+
 Compiled code is cached on disk by inductor (its FX graph cache, on by default): in
 ``TORCHINDUCTOR_CACHE_DIR``, or ``/tmp/torchinductor_<user>`` when unset, so a second run of the
 same recipe skips most of the compile time.
@@ -41,10 +48,21 @@ from typing import Any
 
 import torch
 
-__all__ = ["COMPILE_MODES", "compile_mode", "compiled", "refuse_compile", "plain_tree"]
+from .relu_masks import SaveReluOutput
+
+__all__ = [
+    "COMPILE_MODES",
+    "compile_mode",
+    "compile_options",
+    "compiled",
+    "refuse_compile",
+    "plain_tree",
+]
 
 #: the modes ``torch.compile`` accepts, which ``compile=`` may name
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+_CUDA_GRAPHS = ("reduce-overhead", "max-autotune")  # modes compiled with mode= as they are
 
 _PLAIN = ("multi_step", "clipped_step", "gradient_descent")
 
@@ -79,7 +97,22 @@ def compiled(fn: Callable, mode: str | None) -> Callable:
     """
     if mode is None:
         return fn
-    return torch.compile(fn, mode=mode)
+    if mode in _CUDA_GRAPHS:
+        return torch.compile(fn, mode=mode)
+    return torch.compile(fn, options=compile_options(mode))
+
+
+def compile_options(mode: str) -> dict[str, Any]:
+    """The inductor options of ``torch.compile`` in ``mode`` (one without CUDA graphs: the CPU's
+    ``"default"``): the mode's own options and the joint-graph pass
+    :class:`~rlkit.learners.relu_masks.SaveReluOutput` (ReLU's backward reads the saved ReLU
+    output, not a boolean mask, which inductor's CPU code stores and loads slowly).
+
+    Example:
+        >>> sorted(compile_options("default"))
+        ['joint_custom_post_pass']
+    """
+    return {**torch._inductor.list_mode_options(mode), "joint_custom_post_pass": SaveReluOutput()}
 
 
 def refuse_compile(owner: str, why: str) -> None:

@@ -549,7 +549,9 @@ class OffPolicyActorCritic(BuiltPolicy):
 
     # ---- what update(policy, batch) calls: one loss, one optimizer; the targets ----
     def step_loss(self, name: str, batch: Batch) -> dict[str, float]:
-        """One step of the optimizer of loss ``name`` on ``batch``; the loss's diagnostics."""
+        """One step of the optimizer of loss ``name`` on ``batch``; the loss's diagnostics as
+        floats (a loss may return them as tensors, read after the step: a ``float()`` inside a
+        compiled loss would split its graph, rlkit/learners/compiled.py)."""
         fn = self.loss_fns[name]  # compiled when compile=True
         info: dict[str, float] = {}
 
@@ -575,7 +577,7 @@ class OffPolicyActorCritic(BuiltPolicy):
             for p in others:
                 p.requires_grad_(True)
         info[f"{name}_loss"] = result.loss
-        return info
+        return {key: float(value) for key, value in info.items()}
 
     def sync_targets(self) -> None:
         """Polyak-average every target network towards its source (``tau``)."""

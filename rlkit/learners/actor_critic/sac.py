@@ -152,7 +152,7 @@ def ent_coef_loss(policy, model, dist_class, batch):
     """``-(log_alpha * (log_prob + target_entropy)).mean()`` on the policy's sample (detached)."""
     log_prob = policy_sample(model, batch)[1].detach()
     loss = -(model.log_ent_coef * (log_prob + _target_entropy(policy))).mean()
-    return loss, {"ent_coef": float(batch["ent_coef"])}
+    return loss, {"ent_coef": batch["ent_coef"]}
 
 
 def critic_loss(policy, model, dist_class, batch):
@@ -167,7 +167,7 @@ def critic_loss(policy, model, dist_class, batch):
         target = batch["reward"] + (1.0 - batch["terminal"]) * policy.config["gamma"] * next_q
     qs = model.critic(batch["state"], batch["action"])
     loss = 0.5 * sum(mse(q, target) for q in qs)
-    return loss, {"q_mean": float(qs[0].detach().mean())}
+    return loss, {"q_mean": qs[0].detach().mean()}
 
 
 def actor_loss(policy, model, dist_class, batch):
@@ -175,7 +175,7 @@ def actor_loss(policy, model, dist_class, batch):
     action, log_prob = policy_sample(model, batch)
     q = torch.stack(model.critic(batch["state"], action)).min(0).values
     loss = (batch["ent_coef"] * log_prob - q).mean()
-    return loss, {"entropy": float(-log_prob.detach().mean())}
+    return loss, {"entropy": -log_prob.detach().mean()}
 
 
 @layers_from_hidden

@@ -102,7 +102,7 @@ def critic_loss(policy, model, dist_class, batch):
         target = batch["reward"] + (1.0 - batch["terminal"]) * policy.config["gamma"] * next_q
     qs = model.critic(batch["state"], batch["action"])
     loss = sum(mse(q, target) for q in qs)
-    return loss, {"q_mean": float(qs[0].detach().mean())}
+    return loss, {"q_mean": qs[0].detach().mean()}
 
 
 def actor_loss(policy, model, dist_class, batch):
