@@ -13,7 +13,10 @@ tests/optimizers/test_fused_adam.py). Anything else returns False and the caller
 ``optimizer.step()``: another optimizer class (``AdamW`` too), several parameter groups,
 ``amsgrad``, ``capturable``, ``differentiable``, a tensor learning rate, optimizer hooks
 (global or the optimizer's own), a parameter without gradient, a sparse or complex one, or
-parameters on several devices or dtypes, and the first step (``step`` creates the state).
+parameters on several devices or dtypes or off the CPU, and the first step (``step`` creates
+the state). The kernels are private to torch: once per process they are checked against
+``Adam.step`` on a small problem, and a build where they differ (or are missing) always steps
+through ``optimizer.step()``.
 
 Example:
     >>> import torch
@@ -51,13 +54,14 @@ def fused_adam_step(optimizer: torch.optim.Optimizer) -> bool:
         return False
     if group["differentiable"] or group.get("decoupled_weight_decay", False):
         return False
-    lr, (beta1, beta2) = group["lr"], group["betas"]
-    if not all(type(x) is float for x in (lr, beta1, beta2)):
+    if not all(type(x) is float for x in (group["lr"], *group["betas"])):
         return False
     params = group["params"]
     state = optimizer.state
     grads, exp_avgs, exp_avg_sqs, steps = [], [], [], []
     device, dtype = params[0].device, params[0].dtype
+    if device.type != "cpu" or not _kernels_agree():
+        return False
     for p in params:
         grad = p.grad
         s = state.get(p)
@@ -69,6 +73,16 @@ def fused_adam_step(optimizer: torch.optim.Optimizer) -> bool:
         exp_avgs.append(s["exp_avg"])
         exp_avg_sqs.append(s["exp_avg_sq"])
         steps.append(s["step"])
+    _kernel_step(params, grads, exp_avgs, exp_avg_sqs, steps, group)
+    if "step" in vars(optimizer):  # an LRScheduler's wrapper: what it records
+        optimizer._opt_called = True
+    return True
+
+
+def _kernel_step(params: list, grads: list, exp_avgs: list, exp_avg_sqs: list, steps: list,
+                 group: dict) -> None:  # fmt: skip
+    """The two kernels of a fused Adam step, with the arguments ``torch.optim.Adam`` passes."""
+    lr, (beta1, beta2) = group["lr"], group["betas"]
     with torch.no_grad():
         torch._foreach_add_(steps, 1)
         torch._fused_adam_(
@@ -77,9 +91,43 @@ def fused_adam_step(optimizer: torch.optim.Optimizer) -> bool:
             weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
             grad_scale=None, found_inf=None,
         )  # fmt: skip
-    if "step" in vars(optimizer):  # an LRScheduler's wrapper: what it records
-        optimizer._opt_called = True
-    return True
+
+
+_AGREE: list[bool] = []  # filled once per process by _kernels_agree
+
+
+def _kernels_agree() -> bool:
+    """Whether this torch build has the two kernels with the arguments used here and they give
+    ``Adam.step``'s numbers bit for bit (checked once per process on a small problem; the
+    private kernels' signatures may differ in other torch versions: then every step is
+    ``optimizer.step()``)."""
+    if not _AGREE:
+        _AGREE.append(_check_kernels())
+    return _AGREE[0]
+
+
+def _check_kernels() -> bool:
+    try:
+        generator = torch.Generator().manual_seed(0)
+        start = torch.randn(7, generator=generator)
+        grads = [torch.randn(7, generator=generator) for _ in range(3)]
+        ours, theirs = torch.nn.Parameter(start.clone()), torch.nn.Parameter(start.clone())
+        adams = [torch.optim.Adam([p], lr=0.01, fused=True) for p in (ours, theirs)]
+        for i, grad in enumerate(grads):
+            ours.grad, theirs.grad = grad.clone(), grad.clone()
+            adams[1].step()
+            if i == 0:
+                adams[0].step()  # the state is created by torch's own first step
+                continue
+            s = adams[0].state[ours]
+            _kernel_step([ours], [ours.grad], [s["exp_avg"]], [s["exp_avg_sq"]], [s["step"]],
+                         adams[0].param_groups[0])  # fmt: skip
+        mine, reference = adams[0].state[ours], adams[1].state[theirs]
+        return torch.equal(ours, theirs) and all(
+            torch.equal(mine[k], reference[k]) for k in ("exp_avg", "exp_avg_sq", "step")
+        )
+    except (RuntimeError, TypeError, AttributeError, ValueError):
+        return False
 
 
 def _hooked(optimizer: torch.optim.Optimizer) -> bool:

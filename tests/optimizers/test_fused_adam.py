@@ -112,3 +112,25 @@ def test_gradient_descent_with_a_fused_adam_equals_torchs_steps():
         adam.step()
     for a, b in zip(nets[0].parameters(), nets[1].parameters(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_a_torch_whose_kernels_differ_steps_through_optimizer_step(monkeypatch):
+    """The private kernels are checked once per process; where they do not agree with
+    ``Adam.step`` (another torch build), nothing is done and the caller steps as usual."""
+    from rlkit.optimizers import fused_adam
+
+    w = torch.nn.Parameter(torch.ones(3))
+    adam = torch.optim.Adam([w], lr=0.1, fused=True)
+    w.grad = torch.ones(3)
+    adam.step()
+    w.grad = torch.ones(3)
+    monkeypatch.setattr(fused_adam, "_AGREE", [False])
+    before = w.detach().clone()
+    assert fused_adam.fused_adam_step(adam) is False
+    assert torch.equal(w.detach(), before) and int(adam.state[w]["step"]) == 1
+
+
+def test_the_kernels_agree_with_adam_step_on_this_torch():
+    from rlkit.optimizers import fused_adam
+
+    assert fused_adam._check_kernels() is True
