@@ -20,6 +20,7 @@ from .base import (
     total_norm,
 )
 from .finite import check_finite
+from .fused_adam import fused_adam_step
 from .torch_settings import check_torch_settings
 
 __all__ = [
@@ -286,7 +287,13 @@ class GradientDescent(OptimizerModule):
         detached = [p.detach() for p in params] if self.keep_deltas else []
         if self.keep_deltas:
             torch._foreach_copy_(self._before, detached)
-        optimizer.step(closure)
+        if type(optimizer) is torch.optim.Adam:  # the closure, then Adam's kernels directly
+            with torch.enable_grad():
+                closure()
+            if not fused_adam_step(optimizer):  # not the plain fused case: torch's own step
+                optimizer.step()
+        else:
+            optimizer.step(closure)
         if self.lr_scheduler is not None:
             self.lr_scheduler.step()
         self._steps += 1

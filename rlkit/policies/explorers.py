@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,19 @@ def _legal(owner: str, values: np.ndarray, mask: Any) -> np.ndarray:
     if legal.size == 0:
         raise ValueError(f"{owner}: the mask marks no action legal")
     return legal
+
+
+def _greedy(values: np.ndarray, rng: np.random.Generator) -> int:
+    """The greedy action, ties broken at random: ``_random_argmax``, inlined for the common
+    small case."""
+    if values.shape[0] <= _SMALL:
+        vals = values.tolist()
+        best = max(vals)
+        if vals.count(best) == 1:
+            return vals.index(best)
+        ties = [i for i, v in enumerate(vals) if v == best]
+        return ties[int(rng.random() * len(ties))]
+    return _random_argmax(values, rng)
 
 
 def _random_argmax(values: np.ndarray, rng: np.random.Generator) -> int:
@@ -260,19 +274,37 @@ class EpsilonGreedyExplorer(AbstractExplorer):
         if mask is None:
             if rng.random() < epsilon:
                 return int(rng.random() * values.shape[0])
-            # the greedy action; inlined _random_argmax for the common small case
-            if values.shape[0] <= _SMALL:
-                vals = values.tolist()
-                best = max(vals)
-                if vals.count(best) == 1:
-                    return vals.index(best)
-                ties = [i for i, v in enumerate(vals) if v == best]
-                return ties[int(rng.random() * len(ties))]
-            return _random_argmax(values, rng)
+            return _greedy(values, rng)
         legal = _legal(type(self).__name__, values, mask)
         if rng.random() < epsilon:
             return int(legal[int(rng.random() * legal.size)])
         return int(legal[_random_argmax(values[legal], rng)])
+
+    def act_lazily(self, values: Callable[[], Any], n_actions: int) -> int:
+        """``self(values())`` (no mask) with ``values`` called only for a greedy action: the
+        same action and the same draws of the generator (an exploring action depends on the
+        number of actions ``n_actions`` alone), without the action values an exploring step
+        does not read (``QBasedPolicy`` acts so when its learner's values are a pure
+        function of the state).
+
+        Example:
+            >>> import numpy as np
+            >>> lazy, eager = (EpsilonGreedyExplorer(0.5, seed=3) for _ in range(2))
+            >>> values = np.array([0.0, 2.0, 1.0])
+            >>> [lazy.act_lazily(lambda: values, 3) for _ in range(6)] == [
+            ...     eager(values) for _ in range(6)]
+            True
+        """
+        step = self.step
+        self.step = step + 1
+        epsilon = self._epsilon if self._constant else self.epsilon_at(step)
+        rng = self.rng
+        if rng.random() < epsilon:
+            return int(rng.random() * n_actions)
+        chosen = values()
+        if type(chosen) is not np.ndarray:
+            chosen = _as_values(chosen)
+        return _greedy(chosen, rng)
 
     def prob(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         values = _as_values(values)

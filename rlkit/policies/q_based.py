@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium.spaces import Discrete
 
 from ..core.dispatch import forward, greedy, update
 from ..core.interfaces import (
@@ -17,7 +18,7 @@ from ..core.interfaces import (
 )
 from ..core.stages import AbstractStage
 from ..core.state import get_state
-from .explorers import AbstractExplorer, GreedyExplorer
+from .explorers import AbstractExplorer, EpsilonGreedyExplorer, GreedyExplorer
 from .predict import mask_batch, masked_argmax, observation_batch, single_or_batch
 
 __all__ = ["QBasedPolicy", "check_spaces", "deterministic_learner"]
@@ -70,10 +71,28 @@ class QBasedPolicy(AbstractPolicy):
         return f"QBasedPolicy({self.learner!r}, {self.explorer!r})"
 
     def act(self, env: Any) -> Any:
-        values = self.learner(env)
         if getattr(env, "is_vector", False):  # one row of values per sub-env
-            return self.explorer.batch(values, env.legal_action_mask)
+            return self.explorer.batch(self.learner(env), env.legal_action_mask)
+        n_actions = self._lazy_actions()
+        if n_actions is not None and env.legal_action_mask is None:
+            # the values only for a greedy action: the same actions, the same draws
+            learner = self.learner
+            return self.explorer.act_lazily(lambda: learner(env), n_actions)
+        values = self.learner(env)
         return self.explorer(values, env.legal_action_mask)
+
+    def _lazy_actions(self) -> int | None:
+        """The number of actions when acting may skip the learner's values on exploring steps
+        (an ``rk.EpsilonGreedyExplorer``, and a learner whose ``learner(env)`` is a pure
+        function of the state, ``pure_values``, checked against a ``Discrete`` action space
+        from 0: the DQN family after its start-of-run check); None otherwise."""
+        if type(self.explorer) is not EpsilonGreedyExplorer:
+            return None
+        learner = self.learner
+        space = getattr(learner, "action_space", None)
+        if not getattr(learner, "pure_values", False) or type(space) is not Discrete:
+            return None
+        return int(space.n) if int(space.start) == 0 else None
 
     def plan(self, env: Any) -> dict:
         """Nothing to call at the stages (learning is the learner's, through an Agent); checks

@@ -365,6 +365,10 @@ class ValueBasedLearner(AbstractLearner):
     """
 
     outputs_per_action = 1
+    #: ``learner(env)`` is a pure function of the state (no generator drawn, nothing
+    #: counted): ``rk.QBasedPolicy`` with an epsilon-greedy explorer skips it on exploring
+    #: steps (rlkit/policies/q_based.py); a subclass whose acting draws must set it False
+    pure_values = True
     #: whether a round's batches may be drawn before its first gradient step (False when the
     #: gradient steps change what is sampled, as priority updates do)
     samples_ahead = True
