@@ -176,16 +176,22 @@ def cleanrl(args: argparse.Namespace) -> None:
         experiment = rk.make_experiment(
             "C51_CartPole", seed=seed, total_steps=steps, env=args.env, **CLEANRL
         )
-        hook = experiment.hook
-        start = time.perf_counter()
-        rk.run(experiment.policy, experiment.env, experiment.stop_condition, hook[0])
-        seconds = time.perf_counter() - start
-        last = float(np.mean(hook[0].rewards[-100:]))
+        returns = experiment.hook[rk.TotalRewardPerEpisode]  # no model selection: final policy
+        start, cpu = time.perf_counter(), time.process_time()
+        rk.run(experiment.policy, experiment.env, experiment.stop_condition, returns)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        last = float(np.mean(returns.rewards[-100:]))
         finals.append(last)
-        print(f"seed {seed}: {seconds:.0f} s, mean return of the last 100 training episodes "
-              f"{last:.1f}, greedy mean {greedy_mean(experiment, args.env):.1f}",
+        learner = experiment.policy.policy.learner
+        print(f"{args.env} seed {seed}: {steps} env steps, {learner.gradient_steps} gradient "
+              f"steps in {seconds:.0f} s ({cpu:.0f} s of CPU), {len(returns.rewards)} training "
+              f"episodes; mean return of the last 100 training episodes {last:.1f}; greedy mean "
+              f"{greedy_mean(experiment, args.env):.1f} over {EVAL_EPISODES} episodes",
               flush=True)  # fmt: skip
-    print(f"{args.env}: {len(finals)}-seed mean {np.mean(finals):.1f} +/- {np.std(finals):.1f}")
+    print(f"{args.env}: {len(finals)}-seed mean of the last-100-episode means "
+          f"{np.mean(finals):.1f} +/- {np.std(finals):.1f} (std over seeds, ddof 0; ddof 1: "
+          f"{np.std(finals, ddof=1) if len(finals) > 1 else float('nan'):.1f})",
+          flush=True)  # fmt: skip
 
 
 def main() -> None:
