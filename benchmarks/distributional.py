@@ -169,6 +169,25 @@ CLEANRL = {
 }  # fmt: skip
 
 
+class Progress(rk.AbstractHook):
+    """Prints, every ``every`` environment steps, the step, the CPU seconds so far and the mean
+    of the last 100 returns ``returns`` (an ``rk.TotalRewardPerEpisode``) recorded, so that a
+    run stopped before its end shows how far it got."""
+
+    def __init__(self, returns: rk.TotalRewardPerEpisode, every: int, label: str) -> None:
+        self.returns, self.every, self.label = returns, every, label
+        self.steps, self.cpu = 0, time.process_time()
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        self.steps += 1
+        if self.steps % self.every == 0:
+            rewards = self.returns.rewards
+            last = f"{np.mean(rewards[-100:]):.1f}" if rewards else "-"
+            print(f"  {self.label}: step {self.steps}, {time.process_time() - self.cpu:.0f} s of "
+                  f"CPU, {len(rewards)} episodes, mean of the last 100 {last}",
+                  flush=True)  # fmt: skip
+
+
 def cleanrl(args: argparse.Namespace) -> None:
     steps = args.steps or 500_000
     finals = []
@@ -178,7 +197,8 @@ def cleanrl(args: argparse.Namespace) -> None:
         )
         returns = experiment.hook[rk.TotalRewardPerEpisode]  # no model selection: final policy
         start, cpu = time.perf_counter(), time.process_time()
-        rk.run(experiment.policy, experiment.env, experiment.stop_condition, returns)
+        progress = Progress(returns, args.progress, f"{args.env} seed {seed}")
+        rk.run(experiment.policy, experiment.env, experiment.stop_condition, returns + progress)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         last = float(np.mean(returns.rewards[-100:]))
         finals.append(last)
@@ -202,6 +222,8 @@ def main() -> None:
     parser.add_argument("--recipes", nargs="+", default=list(RECIPES))
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--env", default="CartPole-v1")
+    parser.add_argument("--progress", type=int, default=50_000,
+                        help="cleanrl: print progress every this many steps")  # fmt: skip
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"rlkit {rk.__version__}, torch {torch.__version__}, python "
