@@ -225,6 +225,10 @@ def main() -> None:
     parser.add_argument("--progress", type=int, default=50_000,
                         help="cleanrl: print progress every this many steps")  # fmt: skip
     args = parser.parse_args()
+    for name in ("seeds", "steps", "progress"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be a positive integer, got {value}")
     torch.set_num_threads(1)
     print(f"rlkit {rk.__version__}, torch {torch.__version__}, python "
           f"{platform.python_version()}; {args.part}", flush=True)  # fmt: skip
