@@ -20,19 +20,29 @@ sb3-contrib, and CleanRL's C51 budget. Each part runs in one process with torch 
   sb3-contrib 2.7.1 installed with ``pip install --no-deps --target DIR`` and put on
   ``PYTHONPATH``, leaving the environment's own packages unchanged).
 * ``cleanrl``: ``C51_CartPole`` with CleanRL's ``c51.py`` hyperparameters (500k steps, 101
-  atoms on [-100, 100], lr 2.5e-4, buffer 10k, batch 128, gamma 0.99, target every 500
-  steps, learning from step 10k every 10 steps, epsilon 1 -> 0.05 over half the run, MLP
-  120-84, no clipping) on ``--env``; CleanRL reports the mean episodic return of the last
-  episodes of training (481.2 +/- 20.5 on CartPole-v1, -87.7 +/- 5.5 on Acrobot-v1), so this
-  prints the mean return of the last 100 training episodes and the greedy mean of the final
-  policy.
+  atoms on [-100, 100], lr 2.5e-4, Adam eps 0.01 / 128, buffer 10k, batch 128, gamma 0.99,
+  target every 500 steps, learning from step 10k every 10 steps, epsilon 1 -> 0.05 over half
+  the run counted from step 0, MLP 120-84, no clipping, one environment, time limits
+  bootstrapped) on ``--env``, keeping the final parameters (no model selection). CleanRL
+  reports the mean over seeds of the mean episodic return of the last 100 training episodes
+  (its ``docs/rl-algorithms/c51.md`` table, made with openrlbenchmark's report over 3 seeds:
+  481.2 +/- 20.5 on CartPole-v1, -87.7 +/- 5.5 on Acrobot-v1), so this prints, per seed, the
+  mean return of the last 100 training episodes (epsilon-greedy at 0.05, as CleanRL's), the
+  CPU time and the greedy mean of the final policy over 20 fresh episodes; then the mean and
+  std over seeds; every ``--progress`` steps a progress line. Known differences from
+  ``c51.py``: the first 10k actions are uniformly random (CleanRL's are epsilon-greedy with
+  epsilon from 1 down to 0.962 there); the loss is the cross-entropy on ``log_softmax``
+  (CleanRL clamps the probabilities to [1e-5, 1 - 1e-5] before the log); the target network
+  is synced before the gradient step of a step that is a multiple of 500 (CleanRL's after it);
+  the projection and the rest are the same.
 
 Usage::
 
     python benchmarks/distributional.py solve [--seeds 5] [--recipes C51_CartPole ...]
     python benchmarks/distributional.py speed [--steps 20000]
     python benchmarks/distributional.py qrdqn [--seeds 3]
-    python benchmarks/distributional.py cleanrl [--seeds 5] [--env CartPole-v1]
+    python benchmarks/distributional.py cleanrl [--seeds 5] [--first-seed 0] [--env CartPole-v1]
+        [--progress 50000]
 """
 
 from __future__ import annotations
