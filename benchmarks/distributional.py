@@ -20,19 +20,29 @@ sb3-contrib, and CleanRL's C51 budget. Each part runs in one process with torch 
   sb3-contrib 2.7.1 installed with ``pip install --no-deps --target DIR`` and put on
   ``PYTHONPATH``, leaving the environment's own packages unchanged).
 * ``cleanrl``: ``C51_CartPole`` with CleanRL's ``c51.py`` hyperparameters (500k steps, 101
-  atoms on [-100, 100], lr 2.5e-4, buffer 10k, batch 128, gamma 0.99, target every 500
-  steps, learning from step 10k every 10 steps, epsilon 1 -> 0.05 over half the run, MLP
-  120-84, no clipping) on ``--env``; CleanRL reports the mean episodic return of the last
-  episodes of training (481.2 +/- 20.5 on CartPole-v1, -87.7 +/- 5.5 on Acrobot-v1), so this
-  prints the mean return of the last 100 training episodes and the greedy mean of the final
-  policy.
+  atoms on [-100, 100], lr 2.5e-4, Adam eps 0.01 / 128, buffer 10k, batch 128, gamma 0.99,
+  target every 500 steps, learning from step 10k every 10 steps, epsilon 1 -> 0.05 over half
+  the run counted from step 0, MLP 120-84, no clipping, one environment, time limits
+  bootstrapped) on ``--env``, keeping the final parameters (no model selection). CleanRL
+  reports the mean over seeds of the mean episodic return of the last 100 training episodes
+  (its ``docs/rl-algorithms/c51.md`` table, made with openrlbenchmark's report over 3 seeds:
+  481.2 +/- 20.5 on CartPole-v1, -87.7 +/- 5.5 on Acrobot-v1), so this prints, per seed, the
+  mean return of the last 100 training episodes (epsilon-greedy at 0.05, as CleanRL's), the
+  CPU time and the greedy mean of the final policy over 20 fresh episodes; then the mean and
+  std over seeds; every ``--progress`` steps a progress line. Known differences from
+  ``c51.py``: the first 10k actions are uniformly random (CleanRL's are epsilon-greedy with
+  epsilon from 1 down to 0.962 there); the loss is the cross-entropy on ``log_softmax``
+  (CleanRL clamps the probabilities to [1e-5, 1 - 1e-5] before the log); the target network
+  is synced before the gradient step of a step that is a multiple of 500 (CleanRL's after it);
+  the projection and the rest are the same.
 
 Usage::
 
     python benchmarks/distributional.py solve [--seeds 5] [--recipes C51_CartPole ...]
     python benchmarks/distributional.py speed [--steps 20000]
     python benchmarks/distributional.py qrdqn [--seeds 3]
-    python benchmarks/distributional.py cleanrl [--seeds 5] [--env CartPole-v1]
+    python benchmarks/distributional.py cleanrl [--seeds 5] [--first-seed 0] [--env CartPole-v1]
+        [--progress 50000]
 """
 
 from __future__ import annotations
@@ -169,6 +179,25 @@ CLEANRL = {
 }  # fmt: skip
 
 
+class Progress(rk.AbstractHook):
+    """Prints, every ``every`` environment steps, the step, the CPU seconds so far and the mean
+    of the last 100 returns ``returns`` (an ``rk.TotalRewardPerEpisode``) recorded, so that a
+    run stopped before its end shows how far it got."""
+
+    def __init__(self, returns: rk.TotalRewardPerEpisode, every: int, label: str) -> None:
+        self.returns, self.every, self.label = returns, every, label
+        self.steps, self.cpu = 0, time.process_time()
+
+    def post_act(self, policy: Any, env: Any) -> None:
+        self.steps += 1
+        if self.steps % self.every == 0:
+            rewards = self.returns.rewards
+            last = f"{np.mean(rewards[-100:]):.1f}" if rewards else "-"
+            print(f"  {self.label}: step {self.steps}, {time.process_time() - self.cpu:.0f} s of "
+                  f"CPU, {len(rewards)} episodes, mean of the last 100 {last}",
+                  flush=True)  # fmt: skip
+
+
 def cleanrl(args: argparse.Namespace) -> None:
     steps = args.steps or 500_000
     finals = []
@@ -176,16 +205,23 @@ def cleanrl(args: argparse.Namespace) -> None:
         experiment = rk.make_experiment(
             "C51_CartPole", seed=seed, total_steps=steps, env=args.env, **CLEANRL
         )
-        hook = experiment.hook
-        start = time.perf_counter()
-        rk.run(experiment.policy, experiment.env, experiment.stop_condition, hook[0])
-        seconds = time.perf_counter() - start
-        last = float(np.mean(hook[0].rewards[-100:]))
+        returns = experiment.hook[rk.TotalRewardPerEpisode]  # no model selection: final policy
+        start, cpu = time.perf_counter(), time.process_time()
+        progress = Progress(returns, args.progress, f"{args.env} seed {seed}")
+        rk.run(experiment.policy, experiment.env, experiment.stop_condition, returns + progress)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        last = float(np.mean(returns.rewards[-100:]))
         finals.append(last)
-        print(f"seed {seed}: {seconds:.0f} s, mean return of the last 100 training episodes "
-              f"{last:.1f}, greedy mean {greedy_mean(experiment, args.env):.1f}",
+        learner = experiment.policy.policy.learner
+        print(f"{args.env} seed {seed}: {steps} env steps, {learner.gradient_steps} gradient "
+              f"steps in {seconds:.0f} s ({cpu:.0f} s of CPU), {len(returns.rewards)} training "
+              f"episodes; mean return of the last 100 training episodes {last:.1f}; greedy mean "
+              f"{greedy_mean(experiment, args.env):.1f} over {EVAL_EPISODES} episodes",
               flush=True)  # fmt: skip
-    print(f"{args.env}: {len(finals)}-seed mean {np.mean(finals):.1f} +/- {np.std(finals):.1f}")
+    print(f"{args.env}: {len(finals)}-seed mean of the last-100-episode means "
+          f"{np.mean(finals):.1f} +/- {np.std(finals):.1f} (std over seeds, ddof 0; ddof 1: "
+          f"{np.std(finals, ddof=1) if len(finals) > 1 else float('nan'):.1f})",
+          flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -196,7 +232,13 @@ def main() -> None:
     parser.add_argument("--recipes", nargs="+", default=list(RECIPES))
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--env", default="CartPole-v1")
+    parser.add_argument("--progress", type=int, default=50_000,
+                        help="cleanrl: print progress every this many steps")  # fmt: skip
     args = parser.parse_args()
+    for name in ("seeds", "steps", "progress"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be a positive integer, got {value}")
     torch.set_num_threads(1)
     print(f"rlkit {rk.__version__}, torch {torch.__version__}, python "
           f"{platform.python_version()}; {args.part}", flush=True)  # fmt: skip
