@@ -84,8 +84,8 @@ class Announce(rk.AbstractHook):
 
     def post_act(self, policy: Any, env: Any) -> None:
         for r in self.evaluation.results[self.seen :]:
-            print(f"  ({self.name} seed {self.seed} after {r.step} updates: {r.mean:.1f})",
-                  flush=True)  # fmt: skip
+            print(f"  ({self.name} seed {self.seed} after {r.step} updates: {r.mean:.1f}; "
+                  f"{time.process_time():.0f} s of CPU so far)", flush=True)  # fmt: skip
         self.seen = len(self.evaluation.results)
 
 
@@ -93,7 +93,7 @@ def one_run(job: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
     """Train ``name`` with ``seed``: its evaluations (and Q estimates) and its wall time."""
     name, seed, extra, with_q = job
     torch.set_num_threads(1)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     experiment = rk.make_experiment(name, seed, **extra)
     hook = experiment.hook + Announce(experiment.hook, name, seed)
     rk.run(experiment.policy, experiment.env, experiment.stop_condition, hook)
@@ -102,6 +102,7 @@ def one_run(job: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
         "seed": seed,
         "evals": [(r.step, r.mean, r.std) for r in experiment.hook.results],
         "seconds": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
     }
     policy = experiment.policy
     if with_q and isinstance(policy, rk.SAC | rk.CQL):
@@ -112,7 +113,8 @@ def one_run(job: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
 
 def line(result: dict[str, Any]) -> str:
     evals = ", ".join(f"{step}: {mean:.1f} +- {std:.1f}" for step, mean, std in result["evals"])
-    text = f"{result['name']} seed {result['seed']}: {evals} ({result['seconds']:.0f} s)"
+    seconds = f"{result['seconds']:.0f} s, {result['cpu']:.0f} s CPU"
+    text = f"{result['name']} seed {result['seed']}: {evals} ({seconds})"
     if "q" in result:
         text += f"; Q(s0, pi(s0)) {result['q'][0]:.1f} vs discounted return {result['q'][1]:.1f}"
     return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,8 @@ def test_offline_learning_study_prints_each_seed_and_the_q_estimates(tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "(SAC_PendulumRandom seed 1 after 2 updates:" in out.stdout
+    assert "s of CPU so far)" in out.stdout  # each evaluation's CPU time, as it happens
+    assert re.search(r"SAC_PendulumRandom seed 0: .*\(\d+ s, \d+ s CPU\)", out.stdout)
     assert "Q(s0, pi(s0))" in out.stdout and "vs discounted return" in out.stdout
     assert "after 4 updates: mean over seeds" in out.stdout
     assert "of 2 seeds above the dataset's mean" in out.stdout

@@ -5,6 +5,8 @@ progress shown) and reused, bad settings refused before any data is made, ``rlki
 
 from __future__ import annotations
 
+import math
+import re
 import subprocess
 import sys
 
@@ -108,6 +110,29 @@ def test_a_pendulum_medium_dataset_samples_the_sac_policy_and_is_reproducible(tm
     # SAC_Pendulum acts uniformly before learning_starts: the snapshot at step 120 is a
     # squashed Gaussian of the untrained actor, whose samples spread (greedy ones would not)
     assert dataset.actions.std() > 0.5
+
+
+def test_the_half_cheetah_recipe_runs_end_to_end_on_a_small_dataset(tmp_path, monkeypatch):
+    """IQL_HalfCheetahMedium's whole path at a small scale: SAC_HalfCheetah trained a few
+    steps, its medium snapshot recorded sampling its actions (one 1,000-step episode, cut by
+    the time limit), IQL trained on it and evaluated greedily in HalfCheetah-v5 (the recipe's
+    own scale: benchmarks/results_offline_learning.txt). mujoco is in the test extra."""
+    small = {"source_steps": 12, "dataset_size": 1_000, "total_steps": 4, "eval_every": 2,
+             "eval_episodes": 1}  # fmt: skip
+    monkeypatch.setattr(offline, "SOURCE_EVALUATIONS", 2)  # 2 snapshots of 1 episode each
+    monkeypatch.setattr(offline, "SOURCE_EVAL_EPISODES", 1)
+    exp = rk.make_experiment("IQL_HalfCheetahMedium", 0, data_dir=str(tmp_path), **small)
+    path = tmp_path / "HalfCheetah-v5-medium-SAC_HalfCheetah-12-sampled-n1000-seed0.npz"
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+    dataset = exp.env.dataset
+    assert dataset.observations.shape == (1_000, 17) and dataset.actions.shape == (1_000, 6)
+    assert "SAC_HalfCheetah trained 12 steps" in dataset.policy_description
+    assert re.search(r"its policy at step (6|12) \(greedy evaluation", dataset.policy_description)
+    assert "sampling its actions" in dataset.policy_description
+    assert len(dataset.episode_returns()) == 1
+    rk.run(exp)
+    assert [r.step for r in exp.hook.results] == [2, 4]
+    assert all(math.isfinite(r.mean) for r in exp.hook.results)
 
 
 def test_the_data_dir_defaults_to_the_environment_variable(tmp_path, monkeypatch):
