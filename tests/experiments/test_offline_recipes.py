@@ -15,7 +15,7 @@ import torch
 from rlkit.experiments import offline
 
 import rlkit as rk
-from rlkit.core.experiment import recipe_parameters
+from rlkit.core.experiment import _recipe, recipe_parameters
 from rlkit.learners.offline.bc import BC_DEFAULTS
 from rlkit.learners.offline.cql import CQL_DEFAULTS
 from rlkit.learners.offline.iql import IQL_DEFAULTS
@@ -119,8 +119,11 @@ def test_the_half_cheetah_recipe_runs_end_to_end_on_a_small_dataset(tmp_path, mo
     own scale: benchmarks/results_offline_learning.txt). mujoco is in the test extra."""
     small = {"source_steps": 12, "dataset_size": 1_000, "total_steps": 4, "eval_every": 2,
              "eval_episodes": 1}  # fmt: skip
-    monkeypatch.setattr(offline, "SOURCE_EVALUATIONS", 2)  # 2 snapshots of 1 episode each
-    monkeypatch.setattr(offline, "SOURCE_EVAL_EPISODES", 1)
+    # the module the registered recipe runs in (a test elsewhere may have imported the recipes
+    # anew, so it need not be the one imported at the top of this file)
+    recipe_module = _recipe("IQL_HalfCheetahMedium").__globals__
+    monkeypatch.setitem(recipe_module, "SOURCE_EVALUATIONS", 2)  # 2 snapshots of 1 episode each
+    monkeypatch.setitem(recipe_module, "SOURCE_EVAL_EPISODES", 1)
     exp = rk.make_experiment("IQL_HalfCheetahMedium", 0, data_dir=str(tmp_path), **small)
     path = tmp_path / "HalfCheetah-v5-medium-SAC_HalfCheetah-12-sampled-n1000-seed0.npz"
     assert [p.name for p in tmp_path.iterdir()] == [path.name]

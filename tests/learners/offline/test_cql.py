@@ -151,7 +151,8 @@ def test_critic_loss_with_q_data_once_equals_the_old_computation(config):
         assert new.item() == pytest.approx(old.item(), rel=1e-6, abs=1e-6)
         assert set(new_info) == set(old_info)
         for key in new_info:
-            assert new_info[key] == pytest.approx(old_info[key], rel=1e-6, abs=1e-6), key
+            expected = pytest.approx(float(old_info[key]), rel=1e-6, abs=1e-6)
+            assert float(new_info[key]) == expected, key
         for g_new, g_old in zip(
             _critic_grads(policy, new), _critic_grads(policy, old), strict=True
         ):
