@@ -117,19 +117,6 @@ def _legal(owner: str, values: np.ndarray, mask: Any) -> np.ndarray:
     return legal
 
 
-def _greedy(values: np.ndarray, rng: np.random.Generator) -> int:
-    """The greedy action, ties broken at random: ``_random_argmax``, inlined for the common
-    small case."""
-    if values.shape[0] <= _SMALL:
-        vals = values.tolist()
-        best = max(vals)
-        if vals.count(best) == 1:
-            return vals.index(best)
-        ties = [i for i, v in enumerate(vals) if v == best]
-        return ties[int(rng.random() * len(ties))]
-    return _random_argmax(values, rng)
-
-
 def _random_argmax(values: np.ndarray, rng: np.random.Generator) -> int:
     """Index of a maximal entry of a 1-D array, ties broken uniformly at random."""
     if values.shape[0] <= _SMALL:
@@ -274,7 +261,7 @@ class EpsilonGreedyExplorer(AbstractExplorer):
         if mask is None:
             if rng.random() < epsilon:
                 return int(rng.random() * values.shape[0])
-            return _greedy(values, rng)
+            return _random_argmax(values, rng)
         legal = _legal(type(self).__name__, values, mask)
         if rng.random() < epsilon:
             return int(legal[int(rng.random() * legal.size)])
@@ -304,7 +291,7 @@ class EpsilonGreedyExplorer(AbstractExplorer):
         chosen = values()
         if type(chosen) is not np.ndarray:
             chosen = _as_values(chosen)
-        return _greedy(chosen, rng)
+        return _random_argmax(chosen, rng)
 
     def prob(self, values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         values = _as_values(values)
