@@ -374,3 +374,7 @@ def _copy(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _copy(v) for k, v in x.items()}
     return None if x is None else np.array(x)
+
+
+# a replay on this env records the raw transitions (registered with the env's class)
+from . import vec_normalize_replay as _replay  # noqa: E402, F401

@@ -75,6 +75,7 @@ from ...policies.stochastic import is_vector_env
 from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ...trajectories.her import HER
+from ...trajectories.samplers import normalize_batch
 from ...trajectories.structured import leading_length, map_leaves
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
@@ -466,21 +467,28 @@ class OffPolicyActorCritic(BuiltPolicy):
             return c["gradient_steps"]
         return 0
 
-    def batches(self, replay: CircularArraySARTTrajectory, n: int) -> Iterator[Batch]:
+    #: batches can be normalised at sample time (``rk.VecNormalize``; the off-policy driver)
+    normalizes_replay = True
+
+    def batches(
+        self, replay: CircularArraySARTTrajectory, n: int, normalizer: Any = None
+    ) -> Iterator[Batch]:
         """``n`` batches of ``batch_size`` transitions drawn uniformly with replacement (SB3's
         ``ReplayBuffer``), each drawn when the driver asks for it; as float tensors, ``action``
-        scaled to ``[-1, 1]``, ``terminal`` as 0/1 (a truncated transition bootstraps)."""
+        scaled to ``[-1, 1]``, ``terminal`` as 0/1 (a truncated transition bootstraps).
+        ``normalizer``: the ``rk.VecNormalize`` env whose current statistics normalise the raw
+        transitions (:func:`rlkit.trajectories.samplers.normalize_batch`)."""
         if not len(replay):
             raise ValueError(
                 f"{type(self).name}: the replay is empty at a learning step; the trajectory "
                 f"records each transition before the policy learns (use an rk.Agent)"
             )
         for _ in range(n):
-            yield self._replay_batch(replay)
+            yield self._replay_batch(replay, normalizer)
 
-    def _replay_batch(self, replay: CircularArraySARTTrajectory) -> Batch:
+    def _replay_batch(self, replay: CircularArraySARTTrajectory, normalizer: Any = None) -> Batch:
         if self.her is not None:  # relabelled goals (rlkit/trajectories/her.py)
-            s = self.her.sample(replay)
+            s = self.her.sample(replay, normalizer=normalizer)
             return self._as_batch(
                 s["state"], s["action"], s["reward"], s["terminal"], s["next_state"],
                 "the HER batch",
@@ -490,12 +498,18 @@ class OffPolicyActorCritic(BuiltPolicy):
         oldest = replay.head - n
         if oldest:
             indices = (indices + oldest) % replay.capacity
+        s = {
+            "state": replay.state[indices],
+            "reward": replay.reward[indices],
+            "next_state": replay.next_state[indices],
+        }
+        s = normalize_batch(s, normalizer)
         return self._as_batch(
-            replay.state[indices],
+            s["state"],
             replay.action[indices],
-            replay.reward[indices],
+            s["reward"],
             replay.terminal[indices],
-            replay.next_state[indices],
+            s["next_state"],
             "the replay batch",
         )
 
