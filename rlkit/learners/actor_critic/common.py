@@ -68,6 +68,7 @@ from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
+from ...policies.normalized import normalized_batch, normalized_state
 from ...policies.observations import is_structured, one_row
 from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...policies.spaces import check_env_fits
@@ -381,7 +382,7 @@ class OffPolicyActorCritic(BuiltPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        state = env.state
+        state = normalized_state(self, env, env.state)  # raw obs: rlkit/policies/normalized.py
         if is_structured(state):  # a Dict/Tuple observation: tensors by key
             n = leading_length(state) if vector else 1
             obs = self.observation_tensor(state if vector else one_row(state, self.state_space))
@@ -421,6 +422,7 @@ class OffPolicyActorCritic(BuiltPolicy):
         owner = type(self).name
         batch, single = observation_batch(owner, obs, self.state_space)
         mask_batch(owner, action_masks, len(batch), None)
+        batch = normalized_batch(self, batch)  # rk.VecNormalize's statistics, frozen
         obs_t = (
             self.observation_tensor(batch)  # a Dict/Tuple observation: tensors by key
             if isinstance(batch, dict)
@@ -726,7 +728,7 @@ class DeterministicActorPolicy(AbstractPolicy):
     def act(self, env: Any) -> Any:
         p = self.policy
         vector = is_vector_env(env)
-        state = env.state
+        state = normalized_state(p, env, env.state)  # raw obs: rlkit/policies/normalized.py
         if is_structured(state):  # a Dict/Tuple observation: tensors by key
             obs = p.observation_tensor(state if vector else one_row(state, p.state_space))
         else:
