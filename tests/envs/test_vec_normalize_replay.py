@@ -167,11 +167,11 @@ def test_her_relabels_raw_goals_then_normalises_goals_and_rewards():
     env.close()
 
 
-def test_sac_learns_with_her_on_a_normalised_goal_env():
+def test_sac_with_her_runs_and_updates_on_a_normalised_goal_env():
     env = rk.VecNormalize(rk.VectorGymEnv([BoxBitFlipping] * 2, seed=0))
-    agent = rk.SAC.agent(env, seed=0, her=rk.HER("future", 4, compute_reward=BoxBitFlipping().compute_reward),
-                         learning_starts=64,
-                         batch_size=32, buffer_size=1000, hidden=(16,))  # fmt: skip
+    her = rk.HER("future", 4, compute_reward=BoxBitFlipping().compute_reward)
+    agent = rk.SAC.agent(env, seed=0, her=her, learning_starts=64, batch_size=32,
+                         buffer_size=1000, hidden=(16,))  # fmt: skip
     rk.run(agent, env, rk.StopAfterNSteps(200))
     assert agent.policy.gradient_steps > 50
     assert agent.policy.observation_normalizer is env.observation_normalizer
