@@ -180,7 +180,16 @@ class NormalizedView:
     """``env`` as a Q-based policy with an observation normaliser reads it where the env gives
     raw observations (a greedy evaluation, ``rlkit enjoy``): ``state`` normalised with the
     policy's statistics; the rest (``is_vector``, ``n_envs``, ``legal_action_mask``) the
-    env's. Where the env normalises itself (the training ``rk.VecNormalize``), the env."""
+    env's. Where the env normalises itself (the training ``rk.VecNormalize``), the env.
+
+    Example:
+        >>> import numpy as np
+        >>> class P: observation_normalizer = staticmethod(lambda obs: obs * 0)
+        >>> class RawEnv: state, legal_action_mask = np.ones(2), None
+        >>> view = NormalizedView.of(P(), RawEnv())
+        >>> view.state.tolist(), view.legal_action_mask
+        ([0.0, 0.0], None)
+    """
 
     def __init__(self, env: Any, state: Any) -> None:
         self.env = env
