@@ -20,6 +20,12 @@ algorithm, with its defaults (``rk.TRPO.defaults``, ``rk.ES.defaults``), under t
 other recipes use (experiments/params.py): ``rk.make_experiment("TRPO_CartPole", seed,
 total_steps=3000, lr=3e-4)``, ``rlkit run ES_CartPole --set generations=10 --set lr=0.02``.
 ``ES_CartPole`` counts its budget in ``generations`` (one per episode), not ``total_steps``.
+
+``normalize=True`` runs a TRPO recipe in ``rk.VecNormalize`` with the learner's ``gamma``
+(rl-baselines3-zoo's ``normalize: True``; over an ``rk.VectorGymEnv`` of ``n_envs`` sub-envs,
+one included); default False. ES refuses it: each perturbed policy is scored on a fitness env of
+its own, outside the run's env, so statistics kept by ``rk.VecNormalize`` would never see the
+episodes that decide the update (docs/how-to/normalization.md).
 """
 
 from __future__ import annotations
@@ -77,8 +83,12 @@ class TRPOParams:
     activation: str = "tanh"
     log_std_init: float = 0.0
     compile: bool = False  # refused by TRPO (rlkit/learners/compiled.py), listed for uniformity
+    #: run in ``rk.VecNormalize`` (gamma the learner's): rl-baselines3-zoo's ``normalize: True``
+    normalize: bool = False
 
-    run_fields: ClassVar[tuple[str, ...]] = ("total_steps", "n_envs", "device", "compile")
+    run_fields: ClassVar[tuple[str, ...]] = (
+        "total_steps", "n_envs", "device", "compile", "normalize",
+    )  # fmt: skip
 
     def algorithm_config(self, owner: str = "TRPO") -> dict[str, Any]:
         """The hyperparameters as ``rk.TRPO.agent(env, **config)`` takes them."""
@@ -93,6 +103,7 @@ class TRPOParams:
         for name in ("total_steps", "n_envs", "n_steps", "cg_max_steps", "line_search_max_iter",
                      "n_critic_updates"):
             checks.positive_int(owner, name, getattr(self, name))
+        checks.instance_of(owner, "normalize", self.normalize, bool, "True or False")
         if self.batch_size is not None:
             checks.positive_int(owner, "batch_size", self.batch_size)
         checks.finite_float(owner, "cg_damping", self.cg_damping, low=0.0)
@@ -133,8 +144,10 @@ class ESParams:
     activation: str = "tanh"
     log_std_init: float = 0.0
     compile: bool = False  # refused by ES (rlkit/learners/compiled.py), listed for uniformity
+    #: refused when True (see the module docstring), listed for uniformity
+    normalize: bool = False
 
-    run_fields: ClassVar[tuple[str, ...]] = ("generations", "device", "compile")
+    run_fields: ClassVar[tuple[str, ...]] = ("generations", "device", "compile", "normalize")
 
     def algorithm_config(self) -> dict[str, Any]:
         """The hyperparameters as ``rk.ES.agent(env, **config)`` takes them."""
@@ -146,6 +159,14 @@ class ESParams:
 
         for name in ("generations", "num_samples", "episodes_per_evaluation"):
             checks.positive_int(owner, name, getattr(self, name))
+        checks.instance_of(owner, "normalize", self.normalize, bool, "True or False")
+        if self.normalize:
+            raise ValueError(
+                f"{owner}: normalize=True is not supported by ES: each perturbed policy is "
+                f"scored on a fitness env of its own (rlkit/learners/policy_gradient/es.py), "
+                f"outside rk.VecNormalize, whose statistics would never see those episodes; "
+                f"expected normalize=False"
+            )
         checks.finite_float(owner, "noise_std", self.noise_std, low=0.0, low_open=True)
         check_hidden(owner, self.hidden, allow_empty=True)
         check_device(owner, self.device)
@@ -180,10 +201,12 @@ def trpo_experiment(
     """A TRPO experiment on ``env_id`` with the hyperparameters ``p`` for ``p.total_steps``
     steps."""
     env_seed, policy_seed = spawn_seeds(seed, 2)
-    if p.n_envs == 1:
+    if p.n_envs == 1 and not p.normalize:
         env = rk.GymEnv(env_id, seed=int_seed(env_seed))
     else:
         env = rk.VectorGymEnv(env_id, p.n_envs, seed=int_seed(env_seed))
+    if p.normalize:  # the zoo's normalize: True (VecNormalize with the learner's gamma)
+        env = rk.VecNormalize(env, gamma=p.gamma)
     agent = rk.TRPO.agent(
         env,
         seed=int_seed(policy_seed),

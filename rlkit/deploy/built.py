@@ -32,6 +32,7 @@ from ..core.interfaces import AbstractPolicy
 from ..learners.actor_critic.common import OffPolicyActorCritic, unscale_action
 from ..learners.built import BuiltPolicy
 from ..policies.distributions import ActionDistribution
+from ..policies.normalized import normalized_batch, normalized_state
 from ..policies.predict import mask_batch, observation_batch, single_or_batch
 from ..policies.stochastic import StochasticPolicy, is_vector_env
 from .errors import ArtifactError
@@ -237,6 +238,10 @@ class LoadedActorPolicy(AbstractPolicy):
         ('LoadedActorPolicy', (1,))
     """
 
+    #: the saved rk.VecNormalize statistics (rk.load sets them), frozen: predict and acting
+    #: on a raw env normalise with them (rlkit/policies/normalized.py)
+    observation_normalizer: Any = None
+
     def __init__(self, model: torch.nn.Module, spaces: tuple[Any, Any], sample_fn: Any) -> None:
         self.model = model
         self.state_space, self.action_space = spaces
@@ -254,6 +259,7 @@ class LoadedActorPolicy(AbstractPolicy):
         owner = getattr(self, "algorithm", "LoadedActorPolicy")
         batch, single = observation_batch(owner, obs, self.state_space)
         mask_batch(owner, action_masks, len(batch), None)
+        batch = normalized_batch(self, batch)  # saved rk.VecNormalize statistics, if any
         return single_or_batch(self._actions(batch, deterministic), single)
 
     def _actions(self, batch: np.ndarray, deterministic: bool) -> np.ndarray:
@@ -269,7 +275,7 @@ class LoadedActorPolicy(AbstractPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        state = np.asarray(env.state)
+        state = np.asarray(normalized_state(self, env, env.state))  # raw obs, normalised
         actions = self._actions(state if vector else state[None], self.deterministic)
         return actions if vector else actions[0]
 

@@ -13,8 +13,9 @@ subprocess, Ray): every backend gives the same numbers. After each ``act`` (when
 * ``returns = returns * gamma + reward``; ``ret_rms.update(returns)``; ``reward`` is
   ``clip(reward / sqrt(ret_rms.var + epsilon), -clip_reward, clip_reward)`` (float32 values, as
   SB3's); ``returns`` is zeroed where an episode ended;
-* ``original_reward`` (and ``original_state``, ``original_final_state``) are the wrapped env's
-  unnormalised values: hooks that report returns read ``original_reward``.
+* ``original_reward`` (and ``original_state``, ``original_final_state``; their space
+  ``original_state_space``) are the wrapped env's unnormalised values: hooks that report
+  returns read ``original_reward``, ``rk.DatasetRecorder`` records them all.
 
 ``training=False`` freezes the statistics (normalising still applies), as SB3's
 ``training`` flag. ``Dict`` observations are normalised per key (``norm_obs_keys``, default
@@ -25,8 +26,10 @@ env's :class:`~rlkit.envs.observation_normalizer.ObservationNormalizer` as
 ``policy.observation_normalizer``: ``policy.predict(raw_obs)``, greedy evaluations on a raw env
 (``rk.EvaluationHook``, ``rk.evaluate``: SB3's ``sync_envs_normalization``) and ``rk.save``
 use the training statistics, frozen. Learners that learn from replay (DQN family, SAC, TD3,
-DDPG) are refused on it at plan time (SB3 stores the raw transitions and normalises at sample
-time; rlkit's replay would store normalised ones whose statistics drift).
+DDPG, HER) work on it as in SB3: the replay stores the raw transitions
+(rlkit/envs/vec_normalize_replay.py) and each sampled batch is normalised with the statistics
+as they are at sampling time (:meth:`normalize_obs`, :meth:`normalize_reward`; the off-policy
+driver, rlkit/learners/drivers/off_policy.py).
 
 Checkpoints (``state_dict``): the wrapped env's state, the statistics, the return
 accumulators and the current arrays: a run killed and resumed continues bit for bit.
@@ -83,7 +86,7 @@ class VecNormalize(AbstractVectorEnv):
 
     done: Any = None  # plain attributes, kept current in reset/act
     original_reward: Any = None
-    normalizes = True  # replay learners refuse such an env (rlkit/policies/agent.py)
+    normalizes = True  # replay stores raw transitions, normalised at sample time
 
     def __init__(
         self,
@@ -116,6 +119,7 @@ class VecNormalize(AbstractVectorEnv):
         self.epsilon = _positive("epsilon", epsilon)
         self.gamma = _discount(gamma)
         self.norm_obs_keys = _obs_keys(venv.state_space, norm_obs_keys) if norm_obs else None
+        self.original_state_space = venv.state_space  # what original_state holds
         self.state_space = (
             _normalized_space(venv.state_space, self.norm_obs_keys, self.clip_obs)
             if self.norm_obs
@@ -374,3 +378,7 @@ def _copy(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _copy(v) for k, v in x.items()}
     return None if x is None else np.array(x)
+
+
+# a replay on this env records the raw transitions (registered with the env's class)
+from . import vec_normalize_replay as _replay  # noqa: E402, F401

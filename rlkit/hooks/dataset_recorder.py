@@ -5,7 +5,11 @@ What it keeps of every step: the observation acted on and the action (PreAct); t
 ``is_terminated`` and ``is_truncated`` apart, and the next observation (PostAct): ``env.state``
 of a single env, ``env.final_state`` of a vector env (the real final observation where a
 sub-env's episode ended, never the reset observation after it), so no transition crosses a
-reset, as the replay buffers record (``rlkit/trajectories/circular.py``). The dataset holds
+reset, as the replay buffers record (``rlkit/trajectories/circular.py``). On an
+``rk.VecNormalize`` env it records what the wrapped env gave, not what the learner sees: the
+raw observations (``original_state``, ``original_final_state``), rewards (``original_reward``)
+and observation space (``original_state_space``), as a replay on it does
+(docs/how-to/normalization.md). The dataset holds
 each episode's rows together: episodes in the order they started (sub-env order within a step).
 An episode still running when the run stops, or abandoned by a reset, ends with its last
 transition marked truncated (it was cut, not terminated: a learner bootstraps there).
@@ -105,11 +109,11 @@ class DatasetRecorder(AbstractHook):
     # ---- stages ----
     def attach(self, policy: Any, env: Any, stop_condition: Any, hook: Any) -> None:
         """Refuse, before the first step, an env whose spaces a dataset cannot hold."""
-        for what, space in (("observation", env.state_space), ("action", env.action_space)):
+        for what, space in (("observation", _raw_space(env)), ("action", env.action_space)):
             space_json(space, f"{self!r}: the env's {what} space")
 
     def pre_experiment(self, policy: Any, env: Any) -> None:
-        self.spaces = (env.state_space, env.action_space)
+        self.spaces = (_raw_space(env), env.action_space)
         self.env_spec = env_spec_of(env)
         if self.policy_description is None:
             self.policy_description = describe(policy)
@@ -123,18 +127,24 @@ class DatasetRecorder(AbstractHook):
 
     def pre_act(self, policy: Any, env: Any, action: Any) -> None:
         vector = isinstance(env, AbstractVectorEnv)
-        self._traces["obs"].append(self._observations(env.state, vector))
+        state = getattr(env, "original_state", None) if vector else None  # before VecNormalize
+        state = env.state if state is None else state
+        self._traces["obs"].append(self._observations(state, vector))
         self._traces["action"].append(_rows(action, vector))
 
     def post_act(self, policy: Any, env: Any) -> None:
         vector = isinstance(env, AbstractVectorEnv)
         traces = self._traces
-        traces["reward"].append(_rows(env.reward, vector, np.float64))
+        reward = getattr(env, "original_reward", env.reward)  # before VecNormalize
+        traces["reward"].append(_rows(reward, vector, np.float64))
         traces["terminated"].append(_rows(env.is_terminated, vector, bool))
         traces["truncated"].append(_rows(env.is_truncated, vector, bool))
-        traces["next_obs"].append(
-            self._observations(env.final_state if vector else env.state, vector)
-        )
+        if vector:
+            final = getattr(env, "original_final_state", None)  # before VecNormalize
+            next_state = env.final_state if final is None else final
+        else:
+            next_state = env.state
+        traces["next_obs"].append(self._observations(next_state, vector))
 
     def _observations(self, state: Any, vector: bool) -> Any:
         """A step's observations as ``(n_envs, ...)`` arrays; a ``Dict``/``Tuple``
@@ -218,6 +228,14 @@ def _rows(value: Any, vector: bool, dtype: Any = None) -> np.ndarray:
     """A step's values as ``(n_envs, ...)`` (a single env's with one row), copied."""
     array = np.array(value, dtype=dtype)
     return array if vector else array[None]
+
+
+def _raw_space(env: Any) -> Any:
+    """The observation space of what the env's wrapped env gives: ``original_state_space``
+    (``rk.VecNormalize``'s, whose own ``state_space`` is the normalised one), else
+    ``state_space``."""
+    space = getattr(env, "original_state_space", None)
+    return env.state_space if space is None else space
 
 
 def _stack(trace: list[Any]) -> Any:

@@ -128,18 +128,37 @@ class Agent(AbstractPolicy):
 
 
 def _check_normalization(policy: Any, trajectory: Any, env: Any) -> None:
-    """Replay on an env that normalises (``rk.VecNormalize``) is refused at plan time: the
-    replay would keep observations and rewards normalised with statistics that drift
-    (Stable-Baselines3 stores the raw ones and normalises at sample time; rlkit does not)."""
-    if getattr(env, "normalizes", False) and isinstance(trajectory, CircularArraySARTTrajectory):
-        learner = getattr(policy, "learner", policy)
-        raise ValueError(
-            f"Agent: {type(learner).__name__} learns from replay ({type(trajectory).__name__}), "
-            f"which would store observations and rewards normalised by {env!r} with statistics "
-            f"that change as it runs; rk.VecNormalize works with on-policy learners (PPO, A2C, "
-            f"VPG, TRPO, RecurrentPPO). Run the off-policy learner on the env without "
-            f"VecNormalize"
-        )
+    """Replay on an env that normalises (``rk.VecNormalize``) stores the raw transitions and
+    normalises each sampled batch with the env's current statistics (Stable-Baselines3's
+    semantics: rlkit/learners/drivers/off_policy.py). Refused at plan time, naming the learner:
+    a learner drawing batches from the replay (the driver's ``batches``) that cannot normalise
+    them so (``normalizes_replay`` false: MBPO, the
+    many-seeds DQN, a DQN-family learner with a sampler whose ``sample`` takes no
+    ``normalizer``)."""
+    if not getattr(env, "normalizes", False) or not isinstance(
+        trajectory, CircularArraySARTTrajectory
+    ):
+        return
+    learner = getattr(policy, "learner", policy)
+    if getattr(learner, "normalizes_replay", False) or not callable(
+        getattr(learner, "batches", None)
+    ):  # it normalises its batches, or it does not draw batches (a policy only recording)
+        return
+    owner = getattr(learner, "name", None)
+    owner = owner if isinstance(owner, str) else type(learner).__name__
+    sampler = getattr(learner, "sampler", None)
+    why = (
+        f"its sampler {type(sampler).__name__}.sample takes no normalizer"
+        if sampler is not None
+        else "it does not normalise its replay batches at sample time"
+    )
+    raise ValueError(
+        f"Agent: {owner} learns from replay ({type(trajectory).__name__}) on {env!r}, which "
+        f"normalises observations and rewards, but {why}; expected a learner that normalises "
+        f"each sampled batch with the env's statistics (DQN family with rlkit's samplers, SAC, "
+        f"TD3, DDPG) or an on-policy one (PPO, A2C, VPG, TRPO, RecurrentPPO). Run {owner} "
+        f"without rk.VecNormalize"
+    )
 
 
 def _check_n_envs(trajectory: Any, env: Any) -> None:

@@ -19,6 +19,7 @@ from ..core.interfaces import (
 from ..core.stages import AbstractStage
 from ..core.state import get_state
 from .explorers import AbstractExplorer, EpsilonGreedyExplorer, GreedyExplorer
+from .normalized import normalized_batch, normalized_state
 from .predict import mask_batch, masked_argmax, observation_batch, single_or_batch
 
 __all__ = ["QBasedPolicy", "check_spaces", "deterministic_learner"]
@@ -51,6 +52,11 @@ class QBasedPolicy(AbstractPolicy):
         1
     """
 
+    #: an ``rk.VecNormalize``'s observation statistics (``rk.DQN.agent(env)`` on one; ``rk.load``
+    #: of such a policy), frozen here: ``predict`` and acting on a raw env normalise with them,
+    #: ``rk.save`` keeps them (rlkit/policies/normalized.py)
+    observation_normalizer: Any = None
+
     def __init__(self, learner: AbstractLearner, explorer: AbstractExplorer) -> None:
         if not isinstance(learner, AbstractLearner):
             raise TypeError(
@@ -71,6 +77,8 @@ class QBasedPolicy(AbstractPolicy):
         return f"QBasedPolicy({self.learner!r}, {self.explorer!r})"
 
     def act(self, env: Any) -> Any:
+        if self.observation_normalizer is not None:  # raw obs: rlkit/policies/normalized.py
+            env = NormalizedView.of(self, env)
         if getattr(env, "is_vector", False):  # one row of values per sub-env
             return self.explorer.batch(self.learner(env), env.legal_action_mask)
         n_actions = self._lazy_actions()
@@ -131,6 +139,7 @@ class QBasedPolicy(AbstractPolicy):
         """
         owner = type(self).__name__
         batch, single = observation_batch(owner, obs, observation_space(self))
+        batch = normalized_batch(self, batch)  # rk.VecNormalize's statistics, frozen
         values = self.values(batch, deterministic=deterministic)
         masks = mask_batch(owner, action_masks, len(batch), values.shape[-1])
         if deterministic:
@@ -165,6 +174,37 @@ class QBasedPolicy(AbstractPolicy):
         """Restore a state saved by :meth:`state_dict`."""
         self.learner.load_state_dict(state["learner"])
         self.explorer.load_state_dict(state["explorer"])
+
+
+class NormalizedView:
+    """``env`` as a Q-based policy with an observation normaliser reads it where the env gives
+    raw observations (a greedy evaluation, ``rlkit enjoy``): ``state`` normalised with the
+    policy's statistics; the rest (``is_vector``, ``n_envs``, ``legal_action_mask``) the
+    env's. Where the env normalises itself (the training ``rk.VecNormalize``), the env.
+
+    Example:
+        >>> import numpy as np
+        >>> class P: observation_normalizer = staticmethod(lambda obs: obs * 0)
+        >>> class RawEnv: state, legal_action_mask = np.ones(2), None
+        >>> view = NormalizedView.of(P(), RawEnv())
+        >>> view.state.tolist(), view.legal_action_mask
+        ([0.0, 0.0], None)
+    """
+
+    def __init__(self, env: Any, state: Any) -> None:
+        self.env = env
+        self.state = state
+
+    @classmethod
+    def of(cls, policy: Any, env: Any) -> Any:
+        """``env`` itself, or a view of it with normalised observations."""
+        state = normalized_state(policy, env, env.state)
+        return env if state is env.state else cls(env, state)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or "env" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self.__dict__["env"], name)
 
 
 class ObservationView:
@@ -252,4 +292,5 @@ def _(policy: QBasedPolicy, seed: object = None, /):
         deterministic_learner(policy.learner), GreedyExplorer(seed=0 if seed is None else seed)
     )
     evaluated.evaluation_only = True  # run alone without the "cannot learn" warning
+    evaluated.observation_normalizer = policy.observation_normalizer
     return evaluated

@@ -55,6 +55,9 @@ class CircularArraySARTTrajectory(AbstractTrajectory):
     sub-env order (slots ``head .. head + n_envs - 1``), ``next_state`` being the env's
     ``final_state``: consecutive transitions of one sub-env are ``n_envs`` slots apart, and no
     transition crosses a reset (truncated ones bootstrap from the real final observation).
+    On an ``rk.VecNormalize`` env it records the raw transitions (the wrapped env's
+    observations and rewards; rlkit/envs/vec_normalize_replay.py), which the off-policy
+    learners normalise when they sample them (docs/how-to/normalization.md).
 
     Example:
         >>> import rlkit as rk

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.checks import ArgumentTypeError, is_int, non_negative_int, positive_int
 from .circular import CircularArraySARTTrajectory
-from .samplers import BatchSampler, _batch, _check_same
+from .samplers import BatchSampler, _batch, _check_same, normalize_batch
 
 __all__ = ["HER", "STRATEGIES", "goal_reward_function"]
 
@@ -248,17 +248,21 @@ class HER(BatchSampler):
 
     # ---- sampling ----
     def sample(
-        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1
+        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1, normalizer: Any = None
     ) -> dict[str, np.ndarray]:
         """``n_batches`` batches (the keys of ``BatchSampler``'s), concatenated, each with its
-        first ``n_virtual`` rows relabelled (see the class docstring)."""
+        first ``n_virtual`` rows relabelled (see the class docstring). With ``normalizer`` (an
+        ``rk.VecNormalize`` whose replay holds raw transitions) the batch is normalised after
+        relabelling: the recomputed rewards are raw, then scaled, and the relabelled goals are
+        normalised with the observations (Stable-Baselines3's ``HerReplayBuffer``)."""
         n_batches = positive_int(type(self).__name__, "n_batches", n_batches)
         self._check(trajectory)
         self._sync(trajectory)
         parts = [self._one_batch(trajectory) for _ in range(n_batches)]
         if n_batches == 1:
-            return parts[0]
-        return {key: _concatenate([p[key] for p in parts]) for key in parts[0]}
+            return normalize_batch(parts[0], normalizer)
+        batch = {key: _concatenate([p[key] for p in parts]) for key in parts[0]}
+        return normalize_batch(batch, normalizer)
 
     def _one_batch(self, t: CircularArraySARTTrajectory) -> dict[str, Any]:
         indices = self._draw(t, self.batch_size)

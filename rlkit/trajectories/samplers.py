@@ -9,7 +9,7 @@ import numpy as np
 from ..core.checks import check_gamma, positive_int
 from .circular import CircularArraySARTTrajectory
 
-__all__ = ["BatchSampler", "NStepBatchSampler"]
+__all__ = ["BatchSampler", "NStepBatchSampler", "normalize_batch", "normalized_rewards"]
 
 
 class BatchSampler:
@@ -25,6 +25,11 @@ class BatchSampler:
     ``reward + (1 - terminal) * gamma**n * max_a Q(next_state, a)``. On a prioritized trajectory
     the slots are drawn by priority instead and the batch also has ``weights`` (importance
     weights): the trajectory chooses the slots through its ``sample_indices(batch_size, rng)``.
+
+    ``sample(trajectory, normalizer=env)`` with an ``rk.VecNormalize`` env (whose replay holds
+    the raw transitions): ``state``, ``next_state`` and ``reward`` are normalised with the env's
+    statistics as they are at sampling time (:func:`normalize_batch`, Stable-Baselines3's
+    ``ReplayBuffer._get_samples(batch_inds, env)``).
 
     Args:
         batch_size: transitions per batch; sampling from a trajectory that holds fewer raises
@@ -54,13 +59,13 @@ class BatchSampler:
         return f"{type(self).__name__}(batch_size={self.batch_size})"
 
     def sample(
-        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1
+        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1, normalizer: Any = None
     ) -> dict[str, np.ndarray]:
         """``n_batches`` batches of transitions from ``trajectory``, concatenated (see the class
-        docstring for the keys)."""
+        docstring for the keys); normalised by ``normalizer`` (an ``rk.VecNormalize``) if given."""
         indices, weights = self._indices(trajectory, n_batches)
         reward, n = trajectory.reward[indices], np.ones(len(indices), np.int64)
-        return _batch(trajectory, indices, weights, indices, reward, n)
+        return normalize_batch(_batch(trajectory, indices, weights, indices, reward, n), normalizer)
 
     def _indices(
         self, trajectory: CircularArraySARTTrajectory, n_batches: int
@@ -100,7 +105,9 @@ class NStepBatchSampler(BatchSampler):
       trajectory.
 
     The learner's target is ``reward + (1 - terminal) * gamma**n * max_a Q(next_state, a)``.
-    With ``n=1`` the batch equals ``BatchSampler``'s for the same seed.
+    With ``n=1`` the batch equals ``BatchSampler``'s for the same seed. With a ``normalizer``
+    (an ``rk.VecNormalize``) each step's reward is scaled before the sum (Stable-Baselines3's
+    ``NStepReplayBuffer``) and the observations normalised (:func:`normalize_batch`).
 
     Example:
         >>> import rlkit as rk
@@ -138,10 +145,10 @@ class NStepBatchSampler(BatchSampler):
         )
 
     def sample(
-        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1
+        self, trajectory: CircularArraySARTTrajectory, n_batches: int = 1, normalizer: Any = None
     ) -> dict[str, np.ndarray]:
         """``n_batches`` batches of n-step transitions from ``trajectory``, concatenated (see
-        the class docstring)."""
+        the class docstring); normalised by ``normalizer`` (an ``rk.VecNormalize``) if given."""
         indices, weights = self._indices(trajectory, n_batches)
         capacity, stored = trajectory.capacity, len(trajectory)
         steps = self._steps
@@ -156,10 +163,11 @@ class NStepBatchSampler(BatchSampler):
         ends[:, -1] = True
         last = ends.argmax(axis=1)  # the position of each window's last transition
         inside = steps <= last[:, None]
-        rewards = np.where(inside, trajectory.reward[window], 0.0)
+        rewards = np.where(inside, normalized_rewards(trajectory.reward[window], normalizer), 0.0)
         returns = rewards @ self._discounts
         final = window[np.arange(len(indices)), last]
-        return _batch(trajectory, indices, weights, final, returns.astype(np.float32), last + 1)
+        batch = _batch(trajectory, indices, weights, final, returns.astype(np.float32), last + 1)
+        return normalize_batch(batch, normalizer, rewards=False)  # scaled per step above
 
     def state_dict(self) -> dict[str, Any]:
         """The generator's state (and the settings, checked on loading)."""
@@ -195,6 +203,51 @@ def _batch(
     masks = trajectory.next_legal_action_mask
     if masks is not None:  # the next states' legal actions (the DQN family's target max)
         batch["next_legal_action_mask"] = masks[final]
+    return batch
+
+
+def normalized_rewards(rewards: np.ndarray, normalizer: Any) -> np.ndarray:
+    """Raw ``rewards`` as ``normalizer.normalize_reward`` scales them (float32; unchanged when
+    ``normalizer`` is None).
+
+    Example:
+        >>> import numpy as np
+        >>> class Halve:
+        ...     def normalize_reward(self, r): return r / 2
+        >>> normalized_rewards(np.array([1.0, 4.0]), Halve()).tolist()
+        [0.5, 2.0]
+    """
+    if normalizer is None:
+        return rewards
+    return np.asarray(normalizer.normalize_reward(rewards), dtype=np.float32)
+
+
+def normalize_batch(
+    batch: dict[str, Any], normalizer: Any, *, rewards: bool = True
+) -> dict[str, Any]:
+    """A sampled ``batch`` of raw transitions normalised by ``normalizer`` (an
+    ``rk.VecNormalize``: its ``normalize_obs`` and ``normalize_reward`` with the statistics as
+    they are now, not updating them): ``state`` and ``next_state`` (per key of a ``Dict``
+    observation), and ``reward`` unless ``rewards=False`` (an n-step sampler scales each step's
+    reward before the sum). The batch itself when ``normalizer`` is None; else the same dict
+    with those entries replaced (the replay's arrays are never changed).
+
+    Example:
+        >>> import numpy as np
+        >>> class Centre:
+        ...     def normalize_obs(self, obs): return obs - 1.0
+        ...     def normalize_reward(self, r): return r * 0.1
+        >>> b = normalize_batch({"state": np.ones(2), "next_state": np.zeros(2),
+        ...                      "reward": np.array([10.0, 20.0], np.float32)}, Centre())
+        >>> b["state"].tolist(), b["next_state"].tolist(), b["reward"].tolist()
+        ([0.0, 0.0], [-1.0, -1.0], [1.0, 2.0])
+    """
+    if normalizer is None:
+        return batch
+    batch["state"] = normalizer.normalize_obs(batch["state"])
+    batch["next_state"] = normalizer.normalize_obs(batch["next_state"])
+    if rewards:
+        batch["reward"] = normalized_rewards(batch["reward"], normalizer)
     return batch
 
 

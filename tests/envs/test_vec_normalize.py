@@ -1,7 +1,7 @@
 """``rk.VecNormalize`` (rlkit/envs/vec_normalize.py): Stable-Baselines3's VecNormalize semantics
 checked against a reference written here from SB3's formulas, statistics shared by the sub-envs
-and equal on every backend, the training flag, Dict observations, raw returns in hooks, the
-refusal of replay learners, checkpoints, and bad input."""
+and equal on every backend, the training flag, Dict observations, raw returns in hooks,
+checkpoints, and bad input (replay learners on it: test_vec_normalize_replay.py)."""
 
 from __future__ import annotations
 
@@ -170,14 +170,6 @@ def test_hooks_report_the_raw_returns():
         returns.append((hook[0].rewards, hook[1].rewards))
         env.close()
     assert returns[0] == returns[1] and len(returns[0][0]) > 20
-
-
-def test_replay_learners_are_refused_naming_the_learner():
-    env = rk.VecNormalize(rk.VectorGymEnv("CartPole-v1", 2, seed=0))
-    agent = rk.DQN.agent(env, seed=0)
-    with pytest.raises(ValueError, match=r"DQN.*replay.*on-policy learners"):
-        rk.run(agent, env, rk.StopAfterNSteps(10))
-    env.close()
 
 
 @pytest.mark.parametrize("algorithm", ["PPO", "A2C", "VPG", "TRPO", "RecurrentPPO"])

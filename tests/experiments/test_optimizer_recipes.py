@@ -59,3 +59,23 @@ def test_es_solves_cartpole_within_its_budget():
     rk.run(exp)
     result = rk.evaluate(exp.policy.policy, rk.GymEnv("CartPole-v1"), 20, seed=123)
     assert result.mean >= 475, result
+
+
+def test_trpo_normalize_runs_the_recipe_in_vec_normalize_with_the_learners_gamma():
+    assert TRPO_CARTPOLE.normalize is False  # the default: the recipe as measured
+    experiment = rk.make_experiment("TRPO_CartPole", seed=0, normalize=True, total_steps=256,
+                                    n_steps=128, batch_size=64)  # fmt: skip
+    env = experiment.env
+    assert isinstance(env, rk.VecNormalize) and env.n_envs == 1 and env.gamma == 0.99
+    rk.run(experiment)
+    assert experiment.policy.policy.observation_normalizer is env.observation_normalizer
+    assert env.obs_rms.count > 256
+    with pytest.raises(TypeError, match=r"TRPO_CartPole: normalize must be bool, got .yes."):
+        rk.make_experiment("TRPO_CartPole", normalize="yes")
+
+
+def test_es_refuses_normalize_naming_why():
+    assert ES_CARTPOLE.normalize is False
+    with pytest.raises(ValueError, match=r"ES_CartPole: normalize=True is not supported by ES: "
+                                         r"each perturbed policy is scored on a fitness env"):
+        rk.make_experiment("ES_CartPole", normalize=True)

@@ -68,6 +68,7 @@ from ...optimizers.gradient import GradientDescent
 from ...optimizers.synchronization import Synchronization
 from ...policies.action_noise import ActionNoise
 from ...policies.agent import Agent
+from ...policies.normalized import normalized_batch, normalized_state
 from ...policies.observations import is_structured, one_row
 from ...policies.predict import mask_batch, observation_batch, single_or_batch
 from ...policies.spaces import check_env_fits
@@ -75,6 +76,7 @@ from ...policies.stochastic import is_vector_env
 from ...schedules import Schedule
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ...trajectories.her import HER
+from ...trajectories.samplers import normalize_batch
 from ...trajectories.structured import leading_length, map_leaves
 from ..batch import Batch
 from ..built import BuiltPolicy, check_algorithm, describe_update
@@ -380,7 +382,7 @@ class OffPolicyActorCritic(BuiltPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        state = env.state
+        state = normalized_state(self, env, env.state)  # raw obs: rlkit/policies/normalized.py
         if is_structured(state):  # a Dict/Tuple observation: tensors by key
             n = leading_length(state) if vector else 1
             obs = self.observation_tensor(state if vector else one_row(state, self.state_space))
@@ -420,6 +422,7 @@ class OffPolicyActorCritic(BuiltPolicy):
         owner = type(self).name
         batch, single = observation_batch(owner, obs, self.state_space)
         mask_batch(owner, action_masks, len(batch), None)
+        batch = normalized_batch(self, batch)  # rk.VecNormalize's statistics, frozen
         obs_t = (
             self.observation_tensor(batch)  # a Dict/Tuple observation: tensors by key
             if isinstance(batch, dict)
@@ -466,21 +469,28 @@ class OffPolicyActorCritic(BuiltPolicy):
             return c["gradient_steps"]
         return 0
 
-    def batches(self, replay: CircularArraySARTTrajectory, n: int) -> Iterator[Batch]:
+    #: batches can be normalised at sample time (``rk.VecNormalize``; the off-policy driver)
+    normalizes_replay = True
+
+    def batches(
+        self, replay: CircularArraySARTTrajectory, n: int, normalizer: Any = None
+    ) -> Iterator[Batch]:
         """``n`` batches of ``batch_size`` transitions drawn uniformly with replacement (SB3's
         ``ReplayBuffer``), each drawn when the driver asks for it; as float tensors, ``action``
-        scaled to ``[-1, 1]``, ``terminal`` as 0/1 (a truncated transition bootstraps)."""
+        scaled to ``[-1, 1]``, ``terminal`` as 0/1 (a truncated transition bootstraps).
+        ``normalizer``: the ``rk.VecNormalize`` env whose current statistics normalise the raw
+        transitions (:func:`rlkit.trajectories.samplers.normalize_batch`)."""
         if not len(replay):
             raise ValueError(
                 f"{type(self).name}: the replay is empty at a learning step; the trajectory "
                 f"records each transition before the policy learns (use an rk.Agent)"
             )
         for _ in range(n):
-            yield self._replay_batch(replay)
+            yield self._replay_batch(replay, normalizer)
 
-    def _replay_batch(self, replay: CircularArraySARTTrajectory) -> Batch:
+    def _replay_batch(self, replay: CircularArraySARTTrajectory, normalizer: Any = None) -> Batch:
         if self.her is not None:  # relabelled goals (rlkit/trajectories/her.py)
-            s = self.her.sample(replay)
+            s = self.her.sample(replay, normalizer=normalizer)
             return self._as_batch(
                 s["state"], s["action"], s["reward"], s["terminal"], s["next_state"],
                 "the HER batch",
@@ -490,12 +500,18 @@ class OffPolicyActorCritic(BuiltPolicy):
         oldest = replay.head - n
         if oldest:
             indices = (indices + oldest) % replay.capacity
+        s = {
+            "state": replay.state[indices],
+            "reward": replay.reward[indices],
+            "next_state": replay.next_state[indices],
+        }
+        s = normalize_batch(s, normalizer)
         return self._as_batch(
-            replay.state[indices],
+            s["state"],
             replay.action[indices],
-            replay.reward[indices],
+            s["reward"],
             replay.terminal[indices],
-            replay.next_state[indices],
+            s["next_state"],
             "the replay batch",
         )
 
@@ -712,7 +728,7 @@ class DeterministicActorPolicy(AbstractPolicy):
     def act(self, env: Any) -> Any:
         p = self.policy
         vector = is_vector_env(env)
-        state = env.state
+        state = normalized_state(p, env, env.state)  # raw obs: rlkit/policies/normalized.py
         if is_structured(state):  # a Dict/Tuple observation: tensors by key
             obs = p.observation_tensor(state if vector else one_row(state, p.state_space))
         else:

@@ -14,7 +14,15 @@ The two methods each learner base provides:
 
 * ``due(env) -> int``: count the step (one transition per sub-environment), return the number
   of gradient steps due now;
-* ``batches(trajectory, n)``: an iterator of ``n`` batches (:class:`~rlkit.learners.batch.Batch`).
+* ``batches(trajectory, n)``: an iterator of ``n`` batches (:class:`~rlkit.learners.batch.Batch`);
+  on an ``rk.VecNormalize`` env, ``batches(trajectory, n, normalizer)``.
+
+On an ``rk.VecNormalize`` env the replay holds the raw transitions (the env's recording methods,
+``rlkit/envs/vec_normalize_replay.py``) and the driver hands the env to ``batches`` as the
+``normalizer``: each batch's observations and rewards are normalised when it is sampled, with
+the statistics as they are then (Stable-Baselines3's ``replay_buffer.sample(batch_size,
+env=self._vec_normalize_env)``; docs/how-to/normalization.md). A learner says it can with
+``normalizes_replay``; the ``Agent`` refuses the others at plan time.
 """
 
 from __future__ import annotations
@@ -24,18 +32,26 @@ from typing import Any
 from ...core.dispatch import update
 from ...core.interfaces import AbstractEnv, AbstractVectorEnv
 from ...core.stages import PostActStage
+from ...envs.vec_normalize import VecNormalize
 from ...trajectories.circular import CircularArraySARTTrajectory
 from ..actor_critic.common import OffPolicyActorCritic
 from ..value_based.common import ValueBasedLearner
 
-__all__ = ["train"]
+__all__ = ["train", "after_step", "replay_normalizer"]
 
 
-def train(policy: Any, trajectory: CircularArraySARTTrajectory, n: int) -> None:
-    """``n`` gradient steps: ``update(policy, batch)`` for each of ``policy.batches``; the
-    means of their diagnostics become the learner's ``stats`` (when they return any)."""
+def train(
+    policy: Any, trajectory: CircularArraySARTTrajectory, n: int, normalizer: Any = None
+) -> None:
+    """``n`` gradient steps: ``update(policy, batch)`` for each of ``policy.batches`` (sampled
+    normalised by ``normalizer``, an ``rk.VecNormalize``, when given); the means of their
+    diagnostics become the learner's ``stats`` (when they return any)."""
     sums: dict[str, float] = {}
-    for batch in policy.batches(trajectory, n):
+    if normalizer is None:
+        batches = policy.batches(trajectory, n)
+    else:
+        batches = policy.batches(trajectory, n, normalizer)
+    for batch in batches:
         info = update(policy, batch)
         priorities = batch.get("priorities")
         if priorities is not None:
@@ -48,10 +64,24 @@ def train(policy: Any, trajectory: CircularArraySARTTrajectory, n: int) -> None:
 
 # ---- PostAct: count the step; learn as often as the learner's schedule says ----
 def after_step(policy: Any, trajectory: CircularArraySARTTrajectory, env: Any) -> None:
-    """The driver's PostAct body: ``n = policy.due(env)``, then ``n`` gradient steps."""
+    """The driver's PostAct body: ``n = policy.due(env)``, then ``n`` gradient steps (on
+    batches normalised by ``env`` when it is an ``rk.VecNormalize``)."""
     n = policy.due(env)
     if n:
-        train(policy, trajectory, n)
+        train(policy, trajectory, n, replay_normalizer(env))
+
+
+def replay_normalizer(env: Any) -> VecNormalize | None:
+    """The env whose statistics normalise replay batches at sample time: ``env`` if it is an
+    ``rk.VecNormalize`` (its replay holds raw transitions), else None.
+
+    Example:
+        >>> import rlkit as rk
+        >>> env = rk.VectorGymEnv("CartPole-v1", 2, seed=0)
+        >>> replay_normalizer(env) is None, replay_normalizer(rk.VecNormalize(env)) is not None
+        (True, True)
+    """
+    return env if isinstance(env, VecNormalize) else None
 
 
 # one method per learner base (a union of the two is not more specific than the do-nothing

@@ -182,6 +182,9 @@ class MBPO(SAC):
 
     name = "MBPO"
     defaults = MappingProxyType(dict(MBPO_DEFAULTS))
+    #: refused on rk.VecNormalize: its dynamics model learns from the replay's raw transitions
+    #: and its rollouts would mix with normalised ones (rlkit/policies/agent.py)
+    normalizes_replay = False
     seed_names = (*SAC.seed_names, "dynamics", "rollout")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -173,6 +173,11 @@ class ValueBasedAgent:
         if hp.her is not None:  # hindsight relabelling: the sampler, seeded as the one it replaces
             learner.sampler = her_sampler(cls.name, hp, seeds.sampler, env, replay)
         policy = QBasedPolicy(learner, epsilon_explorer(hp, seeds.explorer))
+        # rk.VecNormalize's statistics (live, frozen in the policy): predict, greedy evaluations
+        # on raw envs and rk.save use them (rlkit/policies/normalized.py)
+        normalizer = getattr(env, "observation_normalizer", None)
+        if normalizer is not None:
+            policy.observation_normalizer = normalizer
         return Agent(policy, replay)
 
     @classmethod
