@@ -122,7 +122,8 @@ def report(args: argparse.Namespace) -> None:
     for path in sorted(Path(args.dir).glob("*_s*.txt")):
         algo, seed = path.stem.rsplit("_s", 1)
         curves.setdefault(algo, {})[int(seed)] = read_curve(path)
-    lines = ["MinAtar Breakout: mean training return per window (benchmarks/minatar_rainbow.py)", ""]
+    title = "MinAtar Breakout: mean training return per window (benchmarks/minatar_rainbow.py)"
+    lines = [title, ""]
     for algo, seeds in sorted(curves.items()):
         for seed, (steps, means, greedy, speed) in sorted(seeds.items()):
             last = steps[-1] if steps else 0

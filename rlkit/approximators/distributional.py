@@ -391,8 +391,13 @@ def _image_body(
     """``ImageEncoder(state_space, cnn)`` initialised from the first of the two children
     ``seed.spawn(2)`` would give (without changing the caller's ``SeedSequence``), and the
     second child, for the layers after it (as ``q_network(..., cnn=...)`` seeds them)."""
-    from .cnn import ImageEncoder
+    from .cnn import ImageEncoder, is_image_space
 
+    if not is_image_space(state_space):
+        raise ValueError(
+            f"categorical_network: cnn={cnn!r} needs image observations (a uint8 Box of shape "
+            f"(C, H, W), channels first), got {state_space}; leave cnn=None for an MLP"
+        )
     if not isinstance(seed, np.random.SeedSequence):
         seed = np.random.SeedSequence(0 if seed is None else int(seed))
     body_seed, head_seed = (
