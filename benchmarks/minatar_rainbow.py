@@ -6,7 +6,9 @@ kept: DQN's epsilon still decays over 250k steps (the run is built for
 ``max(steps, 250k)`` steps with ``exploration_fraction`` rescaled so, then stopped at the
 budget: a budget under 250k stops DQN while it still explores, epsilon ``1 - 0.99 steps /
 250k``); Rainbow's epsilon is 0 (its noisy layers explore) and its ``beta`` is held, so
-nothing else depends on the run's length. Every ``--every`` steps one line
+nothing else depends on the run's length. ``--epsilon-steps N`` decays DQN's epsilon over
+``N`` steps instead (e.g. the budget: a variant that gives a short run DQN's whole schedule;
+name its files apart, e.g. ``DQN-eps150k_s0.txt``). Every ``--every`` steps one line
 with the mean return of the training episodes finished in that window is appended to
 ``--out`` as it goes (a stopped run keeps its curve); at the end, the greedy return (noise
 off for Rainbow) over ``--eval-episodes`` episodes on a fresh environment, and the run's
@@ -73,18 +75,19 @@ def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    length = max(args.steps, EPSILON_STEPS)
+    length = max(args.steps, args.epsilon_steps)
     exp = rk.make_experiment(
         RECIPES[args.algo],
         seed=args.seed,
         total_steps=length,
-        exploration_fraction=EPSILON_STEPS / length,
+        exploration_fraction=args.epsilon_steps / length,
     )
     exp.stop_condition = rk.StopAfterNSteps(args.steps)
     episodes = exp.hook
     seen = 0
     start = time.perf_counter()
-    _write(out, f"# {RECIPES[args.algo]} seed {args.seed} budget {args.steps} steps")
+    _write(out, f"# {RECIPES[args.algo]} seed {args.seed} budget {args.steps} steps, "
+                f"epsilon schedule {args.epsilon_steps} steps")  # fmt: skip
 
     def report(t: int, policy, env) -> None:
         nonlocal seen
@@ -153,7 +156,7 @@ def _plot(curves: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for color, (algo, seeds) in zip(("C0", "C3"), sorted(curves.items()), strict=False):
+    for color, (algo, seeds) in zip(("C0", "C1", "C3"), sorted(curves.items()), strict=False):
         for steps, means, _, _ in seeds.values():
             ax.plot(steps, means, color=color, alpha=0.3, linewidth=0.8)
         common = sorted(set.intersection(*(set(c[0]) for c in seeds.values())))
@@ -177,6 +180,7 @@ def main() -> None:
     r.add_argument("--steps", type=int, default=500_000)
     r.add_argument("--every", type=int, default=10_000)
     r.add_argument("--eval-episodes", type=int, default=10)
+    r.add_argument("--epsilon-steps", type=int, default=EPSILON_STEPS)
     r.add_argument("--out", required=True)
     p = sub.add_parser("report")
     p.add_argument("--dir", default="benchmarks/minatar_curves")
