@@ -294,7 +294,14 @@ def image_rainbow_experiment(p: ImageRainbowParams, seed: int, owner: str) -> rk
     """Rainbow on ``p.env``: ``rk.Rainbow``'s learner (``rk.Rainbow.learner``, seeded as the
     one-liner seeds it) on ``categorical_network(..., dueling=True, noisy=True, cnn=p.cnn)``,
     a ``uint8`` prioritized replay, the zoo's explorer (epsilon 0 after the random warm-up),
-    for ``p.total_steps`` steps, recording training returns; torch on one thread."""
+    for ``p.total_steps`` steps, recording training returns; torch on one thread.
+
+    Example:
+        >>> from dataclasses import replace
+        >>> exp = image_rainbow_experiment(replace(MINATAR_RAINBOW, total_steps=50), 0, "demo")
+        >>> type(exp.policy.policy.learner).__name__, exp.policy.trajectory.state.dtype
+        ('RainbowLearner', dtype('uint8'))
+    """
     require_torch("the image recipes")
     from rlkit.approximators.distributional import categorical_network
     from rlkit.learners.value_based.agent_parts import network_approximator
