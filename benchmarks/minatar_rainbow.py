@@ -66,6 +66,19 @@ def greedy_return(exp, episodes: int) -> float:
     return rk.evaluate(exp.policy, env, episodes, seed=seed).mean
 
 
+def experiment(algo: str, seed: int, steps: int, epsilon_steps: int = EPSILON_STEPS):
+    """``algo``'s recipe stopped after ``steps`` steps, its epsilon decaying over
+    ``epsilon_steps`` (the recipe's 250k by default), whatever the budget."""
+    import rlkit as rk
+
+    length = max(steps, epsilon_steps)
+    exp = rk.make_experiment(
+        RECIPES[algo], seed=seed, total_steps=length, exploration_fraction=epsilon_steps / length
+    )
+    exp.stop_condition = rk.StopAfterNSteps(steps)
+    return exp
+
+
 def run(args: argparse.Namespace) -> None:
     """One recipe, one seed, ``args.steps`` steps; the curve appended to ``args.out``."""
     import torch
@@ -75,14 +88,7 @@ def run(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    length = max(args.steps, args.epsilon_steps)
-    exp = rk.make_experiment(
-        RECIPES[args.algo],
-        seed=args.seed,
-        total_steps=length,
-        exploration_fraction=args.epsilon_steps / length,
-    )
-    exp.stop_condition = rk.StopAfterNSteps(args.steps)
+    exp = experiment(args.algo, args.seed, args.steps, args.epsilon_steps)
     episodes = exp.hook
     seen = 0
     start = time.perf_counter()
