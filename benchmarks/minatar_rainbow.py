@@ -162,12 +162,15 @@ def _plot(curves: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for color, (algo, seeds) in zip(("C0", "C1", "C3"), sorted(curves.items()), strict=False):
+    colors = {"DQN": "C0", "Rainbow": "C3"}
+    for i, (algo, seeds) in enumerate(sorted(curves.items())):
+        color = colors.get(algo, f"C{i + 4}" if algo != "DQN-eps150k" else "C1")
         for steps, means, _, _ in seeds.values():
             ax.plot(steps, means, color=color, alpha=0.3, linewidth=0.8)
         common = sorted(set.intersection(*(set(c[0]) for c in seeds.values())))
         mean = [np.nanmean([c[1][c[0].index(s)] for c in seeds.values()]) for s in common]
-        ax.plot(common, mean, color=color, linewidth=2, label=f"{algo} ({len(seeds)} seeds)")
+        n = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}"
+        ax.plot(common, mean, color=color, linewidth=2, label=f"{algo} ({n})")
     ax.set_xlabel("environment steps")
     ax.set_ylabel("mean training return per 10k steps")
     ax.set_title("MinAtar Breakout: Rainbow vs DQN (Revisiting Rainbow settings)")
