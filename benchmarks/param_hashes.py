@@ -43,6 +43,7 @@ BUDGETS = {
     "IQN_CartPole": ("total_steps", 3000),
     "Rainbow_CartPole": ("total_steps", 3000),
     "DQN_MinAtarBreakout": ("total_steps", 3000),
+    "Rainbow_MinAtarBreakout": ("total_steps", 3000),
     "VPG_CartPole": ("total_steps", 4096),
     "A2C_CartPole": ("total_steps", 2000),
     "PPO_CartPole": ("total_steps", 2048),

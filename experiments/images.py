@@ -24,6 +24,24 @@ replay 100k, batch 32, Adam lr 1e-4, training every 4 steps after 100k, target s
 4, episodic life, fire reset, rewards clipped to their sign, 4 stacked frames), replay in an
 ``rk.FrameStackReplay`` (one 84x84 frame per transition).
 
+``Rainbow_MinAtarBreakout`` is Rainbow (C51, double Q-learning, a dueling head of noisy
+streams, 3-step returns, prioritized replay) with the same study's Rainbow settings on
+MinAtar: the DQN settings above, and 51 atoms on ``[-100, 100]`` (Dopamine's ``vmax = 100``
+for MinAtar), 3-step returns, noisy layers (factorised, ``sigma0 = 0.5``) and no
+epsilon-greedy (the noise explores, Dopamine's ``identity_epsilon``), priorities ``|loss| **
+0.5`` with importance weights ``beta = 0.5`` held fixed (Dopamine: ``1 / sqrt(p)``
+normalised by their max, new transitions at the largest priority), MinAtar's CNN and its
+128-unit layer (``categorical_network(..., cnn="minatar")``,
+``rlkit/approximators/distributional.py``). Differences from Dopamine: the first
+``learning_starts`` actions are uniformly random (Stable-Baselines3's warm-up, as every
+recipe here; Dopamine acts with the noisy network from the first step), the noisy layers
+are the head's streams only (the 128-unit layer is deterministic, as in
+``Rainbow_CartPole``), the loss is the cross-entropy of the projected target
+(``rk.RainbowLearner``) and the target network is synced every 1000 environment steps.
+Dopamine's own ``labs/environments/minatar/rainbow_breakout.gin`` (its "simplified" Rainbow:
+no noise, no dueling, no double) uses Adam's rate 2.5e-4; the recipe keeps the study's 1e-4,
+the same as ``DQN_MinAtarBreakout``'s, so the two recipes differ only in the algorithm.
+
 Swapping the learner (Rainbow, C51) is one function: :func:`image_dqn_experiment` takes a
 ``make_learner(q, p, seeds)`` and a ``model`` (the network builder); the env, the replay, the
 explorer and the hooks stay.
@@ -50,12 +68,15 @@ from .dqn import DQNParams, RecipeSeeds, adam, replay_sampler, zoo_controller, z
 
 __all__ = [
     "ImageDQNParams",
+    "ImageRainbowParams",
     "MINATAR_DQN",
+    "MINATAR_RAINBOW",
     "PONG_DQN",
     "image_env",
     "image_q_approximator",
     "image_replay",
     "image_dqn_experiment",
+    "image_rainbow_experiment",
 ]
 
 _CNNS = ("nature", "minatar")
@@ -133,6 +154,52 @@ PONG_DQN = ImageDQNParams(
     hidden=(512,),
     env="ALE/Pong-v5",
     cnn="nature",
+)
+
+
+@dataclass(frozen=True)
+class ImageRainbowParams(ImageDQNParams):
+    """A pixel Rainbow recipe's parameters: :class:`ImageDQNParams` and Rainbow's support
+    (``n_atoms``, ``v_min``, ``v_max``), noise (``sigma0``), prioritized replay (``alpha``;
+    ``beta`` annealed to ``beta_end`` over the run's gradient steps, held when equal) and
+    ``double`` Q-learning.
+
+    Example:
+        >>> MINATAR_RAINBOW.n_atoms, MINATAR_RAINBOW.n_step, MINATAR_RAINBOW.v_max
+        (51, 3, 100.0)
+    """
+
+    n_atoms: int = 51
+    v_min: float = -100.0
+    v_max: float = 100.0
+    sigma0: float = 0.5
+    alpha: float = 0.5
+    beta: float = 0.5
+    beta_end: float = 0.5
+    double: bool = True
+
+    def check(self, owner: str) -> None:
+        """:meth:`ImageDQNParams.check`, and the support, the noise and the priorities."""
+        super().check(owner)
+        from rlkit.approximators.distributional import check_support
+
+        check_support(owner, self.n_atoms, self.v_min, self.v_max)
+        checks.finite_float(owner, "sigma0", self.sigma0, low=0.0)
+        checks.finite_float(owner, "alpha", self.alpha, low=0.0)
+        checks.unit_interval(owner, "beta", self.beta)
+        checks.unit_interval(owner, "beta_end", self.beta_end)
+        checks.instance_of(owner, "double", self.double, bool, "True or False")
+
+
+# Obando-Ceron & Castro 2021 ("Revisiting Rainbow"), Rainbow on MinAtar: DQN's settings above,
+# and C51's support, 3-step returns, noisy dueling streams, prioritized replay, no epsilon
+MINATAR_RAINBOW = ImageRainbowParams(
+    **{
+        **MINATAR_DQN.__dict__,
+        "n_step": 3,
+        "exploration_initial_eps": 0.0,
+        "exploration_final_eps": 0.0,
+    }
 )
 
 
@@ -223,6 +290,44 @@ def image_dqn_experiment(
     )
 
 
+def image_rainbow_experiment(p: ImageRainbowParams, seed: int, owner: str) -> rk.Experiment:
+    """Rainbow on ``p.env``: ``rk.Rainbow``'s learner (``rk.Rainbow.learner``, seeded as the
+    one-liner seeds it) on ``categorical_network(..., dueling=True, noisy=True, cnn=p.cnn)``,
+    a ``uint8`` prioritized replay, the zoo's explorer (epsilon 0 after the random warm-up),
+    for ``p.total_steps`` steps, recording training returns; torch on one thread.
+
+    Example:
+        >>> from dataclasses import replace
+        >>> exp = image_rainbow_experiment(replace(MINATAR_RAINBOW, total_steps=50), 0, "demo")
+        >>> type(exp.policy.policy.learner).__name__, exp.policy.trajectory.state.dtype
+        ('RainbowLearner', dtype('uint8'))
+    """
+    require_torch("the image recipes")
+    from rlkit.approximators.distributional import categorical_network
+    from rlkit.learners.value_based.agent_parts import network_approximator
+
+    s = RecipeSeeds.of(seed)
+    env = image_env(p, s.env, owner)
+    learner_seed, network_seed = s.network.spawn(2)
+    net = categorical_network(
+        env.state_space, env.action_space, p.hidden, n_atoms=p.n_atoms, dueling=True,
+        noisy=True, sigma0=p.sigma0, seed=network_seed, cnn=p.cnn,
+    )  # fmt: skip
+    learner = rk.Rainbow.learner(network_approximator(net, p), p, s.sampler, learner_seed)
+    replay = rk.PrioritizedCircularArraySARTTrajectory(
+        p.buffer_size, env.state_space, env.action_space, alpha=p.alpha, beta=p.beta,
+        beta_end=p.beta_end, beta_steps=max(p.n_gradient_steps, 1), state_dtype=np.uint8,
+    )  # fmt: skip
+    agent = rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), replay)
+    return rk.Experiment(
+        policy=agent,
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps),
+        hook=rk.TotalRewardPerEpisode(),
+        threads=1,
+    )
+
+
 # ---- recipes ----
 
 
@@ -238,3 +343,13 @@ def DQN_Pong(seed: int = 0, p: ImageDQNParams = PONG_DQN) -> rk.Experiment:
     """DQN on Atari Pong (ALE/Pong-v5, 4 stacked 84x84 frames) with rl-baselines3-zoo's
     settings: the Nature CNN, 10M steps (a benchmark: days on a CPU)."""
     return image_dqn_experiment(p, seed, "DQN_Pong")
+
+
+@rk.experiment
+def Rainbow_MinAtarBreakout(
+    seed: int = 0, p: ImageRainbowParams = MINATAR_RAINBOW
+) -> rk.Experiment:
+    """Rainbow on MinAtar Breakout (--set env=MinAtar/<Game>-v1 for the others) with
+    "Revisiting Rainbow"'s settings: 51 atoms on [-100, 100], noisy dueling streams, double,
+    3-step, prioritized; MinAtar's CNN, 10M steps."""
+    return image_rainbow_experiment(p, seed, "Rainbow_MinAtarBreakout")

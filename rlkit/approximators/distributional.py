@@ -326,6 +326,10 @@ def categorical_network(
     (``rlkit/approximators/encoders``; ``cnn`` names the CNN body of image keys, default
     ``"nature"``); such a network takes batches only. An encoder of ``Box`` keys has no
     parameters, so a ``Dict`` of them gives the weights of the flattened observation's network.
+    With ``cnn`` (``"nature"`` or ``"minatar"``) a ``Box`` of ``uint8`` images ``(C, H, W)``
+    goes through that CNN body (``rlkit/approximators/cnn.py``, pixels scaled inside, the
+    learners hand it ``uint8`` batches), then the layers above; the body and the rest are
+    initialised from two children of ``seed``, as in ``q_network(..., cnn=...)``.
 
     Example:
         >>> import gymnasium as gym, torch
@@ -333,6 +337,12 @@ def categorical_network(
         ...                           (16,), n_atoms=11, seed=0)
         >>> net(torch.zeros(4)).shape
         torch.Size([22])
+        >>> import numpy as np
+        >>> minatar = gym.spaces.Box(0, 1, (4, 10, 10), np.uint8)
+        >>> cnn = categorical_network(minatar, gym.spaces.Discrete(3), (128,), n_atoms=51,
+        ...                           dueling=True, noisy=True, cnn="minatar", seed=0)
+        >>> cnn(torch.zeros(2, 4, 10, 10, dtype=torch.uint8)).shape
+        torch.Size([2, 153])
     """
     import gymnasium as gym
 
@@ -341,7 +351,11 @@ def categorical_network(
         raise TypeError(f"{owner}: action_space must be gymnasium Discrete, got {action_space}")
     n_atoms = check_support(owner, n_atoms, 0.0, 1.0)[0]
     n_actions = int(action_space.n)
-    encoder = observation_encoder(owner, state_space, cnn, seed)
+    image = cnn is not None and isinstance(state_space, gym.spaces.Box) and state_space.shape != ()
+    if image:  # the CNN body from the seed's first child, the rest from its second
+        encoder, seed = _image_body(state_space, cnn, seed)
+    else:
+        encoder = observation_encoder(owner, state_space, cnn, seed)
     generator = torch_generator(seed)
     if encoder is not None:
         sizes = [int(encoder.n_features), *(int(h) for h in hidden)]
@@ -365,7 +379,34 @@ def categorical_network(
         out = nn.Linear(sizes[-1], n_atoms * n_actions)
         _default_init(out, generator)
         layers.append(out)
-    return nn.Sequential(*layers)
+    net = nn.Sequential(*layers)
+    if image:
+        net.pixel_input = True  # the learners hand it uint8 observations as they are
+    return net
+
+
+def _image_body(
+    state_space: Any, cnn: str, seed: int | np.random.SeedSequence | None
+) -> tuple[nn.Module, np.random.SeedSequence]:
+    """``ImageEncoder(state_space, cnn)`` initialised from the first of the two children
+    ``seed.spawn(2)`` would give (without changing the caller's ``SeedSequence``), and the
+    second child, for the layers after it (as ``q_network(..., cnn=...)`` seeds them)."""
+    from .cnn import ImageEncoder, is_image_space
+
+    if not is_image_space(state_space):
+        raise ValueError(
+            f"categorical_network: cnn={cnn!r} needs image observations (a uint8 Box of shape "
+            f"(C, H, W), channels first), got {state_space}; leave cnn=None for an MLP"
+        )
+    if not isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(0 if seed is None else int(seed))
+    body_seed, head_seed = (
+        np.random.SeedSequence(
+            seed.entropy, spawn_key=(*seed.spawn_key, i), pool_size=seed.pool_size
+        )
+        for i in range(2)
+    )
+    return ImageEncoder(state_space, cnn, seed=body_seed), head_seed
 
 
 def observation_encoder(

@@ -95,3 +95,38 @@ def test_is_image_space():
     assert not is_image_space(gym.spaces.Box(0, 255, (84, 84), np.uint8))
     assert not is_image_space(gym.spaces.Box(0.0, 1.0, (4, 84, 84)))
     assert not is_image_space(gym.spaces.Discrete(3))
+
+
+def test_categorical_network_takes_a_cnn_body_seeded_as_q_network():
+    """categorical_network(..., cnn=...): the CNN body first (seeded from the seed's first
+    child, as q_network seeds it), uint8 in, the atoms' logits out; the seed decides."""
+    from rlkit.approximators.distributional import categorical_network, noise_off
+
+    seed = np.random.SeedSequence(7)
+    net = categorical_network(
+        MINATAR, SIX, (128,), n_atoms=11, dueling=True, noisy=True, cnn="minatar", seed=seed
+    )
+    assert isinstance(net[0], ImageEncoder) and net[0].cnn == "minatar" and net.pixel_input
+    dqn = q_network(MINATAR, SIX, (128,), cnn="minatar", seed=np.random.SeedSequence(7))
+    for a, b in zip(net[0].parameters(), dqn[0].parameters(), strict=True):
+        assert torch.equal(a, b)
+    x = torch.randint(0, 2, (3, 4, 10, 10), dtype=torch.uint8)
+    assert net(x).shape == (3, 11 * 6)
+    again = categorical_network(
+        MINATAR, SIX, (128,), n_atoms=11, dueling=True, noisy=True, cnn="minatar", seed=seed
+    )
+    other = categorical_network(
+        MINATAR, SIX, (128,), n_atoms=11, dueling=True, noisy=True, cnn="minatar", seed=8
+    )
+    with noise_off(net), noise_off(again), noise_off(other):
+        assert torch.equal(net(x), again(x)) and not torch.equal(net(x), other(x))
+    plain = categorical_network(MINATAR, SIX, (16,), n_atoms=5, cnn="minatar", seed=0)
+    assert plain(x[0]).shape == (30,)  # one observation, no batch dimension
+
+
+def test_categorical_network_refuses_a_cnn_on_a_non_image_box():
+    from rlkit.approximators.distributional import categorical_network
+
+    message = r"categorical_network: cnn='minatar' needs image observations.*Box\(-1\.0, 1\.0"
+    with pytest.raises(ValueError, match=message):
+        categorical_network(gym.spaces.Box(-1, 1, (4,)), SIX, (16,), cnn="minatar")

@@ -1,4 +1,5 @@
-"""The pixel DQN recipes (experiments/images.py): DQN_MinAtarBreakout and DQN_Pong, tiny."""
+"""The pixel recipes (experiments/images.py): DQN_MinAtarBreakout, Rainbow_MinAtarBreakout and
+DQN_Pong, tiny."""
 
 from __future__ import annotations
 
@@ -100,18 +101,20 @@ class Trap(rk.AbstractHook):
         pass
 
 
-def _run(folder, trap, resume=False):
-    exp = rk.make_experiment("DQN_MinAtarBreakout", seed=1, **TINY)
+def _run(folder, trap, resume=False, name="DQN_MinAtarBreakout"):
+    exp = rk.make_experiment(name, seed=1, **TINY)
     hook = exp.hook + trap + CheckpointHook(folder, every_n_steps=150)
     rk.run(exp.policy, exp.env, exp.stop_condition, hook, resume_from=folder if resume else None)
     return exp, hook
 
 
-def test_kill_and_resume_is_bit_exact(tmp_path):
-    reference, ref_hook = _run(tmp_path / "reference", Trap())
+@pytest.mark.parametrize("name", ["DQN_MinAtarBreakout", "Rainbow_MinAtarBreakout"])
+def test_kill_and_resume_is_bit_exact(tmp_path, name):
+    """Rainbow's too: its noise generator, the prioritized replay's sum tree and beta."""
+    reference, ref_hook = _run(tmp_path / "reference", Trap(), name=name)
     with pytest.raises(Boom):
-        _run(tmp_path / "run", Trap(at=370))  # the last checkpoint: step 300, mid-episode
-    resumed, hook = _run(tmp_path / "run", Trap(), resume=True)
+        _run(tmp_path / "run", Trap(at=370), name=name)  # the last checkpoint: step 300
+    resumed, hook = _run(tmp_path / "run", Trap(), resume=True, name=name)
     assert hook[rk.TotalRewardPerEpisode].rewards == ref_hook[rk.TotalRewardPerEpisode].rewards
     assert_same(get_state(resumed.policy), get_state(reference.policy), "agent")
     assert_same(get_state(resumed.env), get_state(reference.env), "env")
@@ -175,3 +178,69 @@ def test_the_recipes_hyperparameters():
     assert pong.policy.trajectory.capacity == 100_000
     convs = [m for m in learner.approximator.model.modules() if isinstance(m, torch.nn.Conv2d)]
     assert [c.out_channels for c in convs] == [32, 64, 64]
+
+
+# ---- Rainbow_MinAtarBreakout ----
+
+
+def test_rainbow_minatar_smoke_run_learns_from_uint8_and_is_reproducible():
+    a = rk.make_experiment("Rainbow_MinAtarBreakout", seed=3, **TINY)
+    learner, replay = a.policy.policy.learner, a.policy.trajectory
+    assert isinstance(learner, rk.RainbowLearner) and learner.pixels
+    assert isinstance(replay, rk.PrioritizedCircularArraySARTTrajectory)
+    assert replay.state.dtype == np.uint8
+    before = params_of(a)
+    hook = rk.run(a)
+    assert learner.gradient_steps == (400 - 100) // 4 and np.isfinite(learner.loss)
+    assert len(hook.rewards) > 0
+    assert not all(torch.equal(x, y) for x, y in zip(before, params_of(a), strict=True))
+    assert learner.batches(replay, 1).__next__()["state"].dtype == torch.uint8
+    b = rk.make_experiment("Rainbow_MinAtarBreakout", seed=3, **TINY)
+    rk.run(b)
+    assert all(torch.equal(x, y) for x, y in zip(params_of(a), params_of(b), strict=True))
+    c = rk.make_experiment("Rainbow_MinAtarBreakout", seed=4, **TINY)
+    assert not all(torch.equal(x, y) for x, y in zip(before, params_of(c), strict=True))
+
+
+def test_rainbow_minatar_hyperparameters():
+    from rlkit.approximators.cnn import ImageEncoder
+    from rlkit.approximators.distributional import CategoricalDuelingHead, NoisyLinear
+
+    exp = rk.make_experiment("Rainbow_MinAtarBreakout", seed=0)
+    learner, explorer = exp.policy.policy.learner, exp.policy.policy.explorer
+    replay, model = exp.policy.trajectory, learner.approximator.model
+    assert exp.stop_condition.n == 10_000_000
+    assert (learner.n_atoms, learner.v_min, learner.v_max) == (51, -100.0, 100.0)
+    assert learner.double and learner.gamma == 0.99 and learner.sampler.batch_size == 32
+    assert learner.sampler.n == 3 and learner.target.sync_every == 1000
+    assert learner.approximator.lr == pytest.approx(1e-4)
+    assert learner.approximator.optimizer.param_groups[0]["eps"] == pytest.approx(3.125e-4)
+    assert learner.approximator.max_grad_norm is None
+    assert replay.capacity == 100_000 and replay.alpha == 0.5
+    assert replay.beta_start == replay.beta_end == 0.5  # Dopamine holds beta at 0.5
+    assert explorer.epsilon_at(999) == 1.0  # the random warm-up of learning_starts actions
+    assert explorer.epsilon_at(1000) == explorer.epsilon_at(500_000) == 0.0  # the noise explores
+    assert isinstance(model[0], ImageEncoder) and model[0].cnn == "minatar"
+    assert isinstance(model[-1], CategoricalDuelingHead)
+    assert any(isinstance(m, NoisyLinear) for m in model.modules())
+    linears = [m for m in model.modules() if type(m) is torch.nn.Linear]
+    assert [m.out_features for m in linears] == [128]  # MinAtar's 128-unit layer
+
+
+def test_rainbow_minatar_refuses_bad_values_naming_the_recipe():
+    with pytest.raises(ValueError, match="Rainbow_MinAtarBreakout.*v_min"):
+        rk.make_experiment("Rainbow_MinAtarBreakout", v_min=10.0, v_max=-10.0)
+    with pytest.raises(ValueError, match="Rainbow_MinAtarBreakout.*n_atoms"):
+        rk.make_experiment("Rainbow_MinAtarBreakout", n_atoms=1)
+    with pytest.raises(TypeError, match="Rainbow_MinAtarBreakout.*double"):
+        rk.make_experiment("Rainbow_MinAtarBreakout", double="yes")
+    with pytest.raises(ValueError, match="Rainbow_MinAtarBreakout: env must be"):
+        rk.make_experiment("Rainbow_MinAtarBreakout", env="CartPole-v1")
+
+
+def test_rainbow_minatar_missing_extra_names_the_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "minatar", None)
+    monkeypatch.setitem(sys.modules, "minatar.gym", None)
+    message = r"Rainbow_MinAtarBreakout needs .*pip install 'minatar>=1\.0\.15'"
+    with pytest.raises(ModuleNotFoundError, match=message):
+        rk.make_experiment("Rainbow_MinAtarBreakout")
