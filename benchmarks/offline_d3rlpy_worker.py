@@ -83,6 +83,8 @@ def make_algo(job: dict) -> Any:
             minimum=np.asarray(job["action_low"], np.float32),
             maximum=np.asarray(job["action_high"], np.float32),
         )
+    if "reward_scale" in hp:  # rlkit's reward_scale (IQL): d3rlpy's MultiplyRewardScaler
+        hp["reward_scaler"] = d3rlpy.preprocessing.MultiplyRewardScaler(hp.pop("reward_scale"))
     if hp.pop("standard_observation_scaler", False):
         hp["observation_scaler"] = d3rlpy.preprocessing.StandardObservationScaler()
     hidden = hp.pop("hidden")
