@@ -410,7 +410,8 @@ def main(argv: list[str] | None = None) -> None:
                 )  # fmt: skip
                 sides.setdefault("d3rlpy", []).append(theirs)
                 line += (
-                    f" | d3rlpy {theirs['d3rlpy']} return {np.mean(theirs['returns']):8.1f} "
+                    f"{' |' if ours is not None else ''} d3rlpy {theirs['d3rlpy']} return "
+                    f"{np.mean(theirs['returns']):8.1f} "
                     f"(std {np.std(theirs['returns']):6.1f}) wall {theirs['wall']:6.1f} s "
                     f"cpu {theirs['cpu']:6.1f} s"
                 )
