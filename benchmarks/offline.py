@@ -226,9 +226,17 @@ def ensure_venv(venv: Path) -> Path:
 
 
 def d3rlpy_seed(
-    python: Path, algo: str, data: Path, seed: int, steps: int, n_eval: int, threads: int
+    python: Path,
+    algo: str,
+    data: Path,
+    seed: int,
+    steps: int,
+    n_eval: int,
+    threads: int,
+    eval_every: int = 0,
 ) -> dict:
-    """Train d3rlpy's ``algo`` in the virtualenv's worker; its JSON result."""
+    """Train d3rlpy's ``algo`` in the virtualenv's worker; its JSON result (with
+    ``eval_every``, its ``curve``: the mean return every ``eval_every`` gradient steps)."""
     space = rk.GymEnv(ENVS[algo]).action_space
     job: dict[str, Any] = {
         "dataset": str(data),
@@ -240,6 +248,7 @@ def d3rlpy_seed(
         "env_id": ENVS[algo],
         "reset_seed": int_seed(spawn_seeds(10_000 + seed, 2)[0]),  # rk.evaluate's env seed
         "n_episodes": n_eval,
+        "eval_every": eval_every,
     }
     if hasattr(space, "low"):  # a Box: d3rlpy scales the actions to [-1, 1] as rlkit does
         job.update(action_low=space.low.tolist(), action_high=space.high.tolist())
@@ -272,9 +281,11 @@ def summary(results: dict[str, dict[str, list[dict]]], dataset_means: dict[str, 
     print(header)
     for algo, sides in results.items():
         ours = [float(np.mean(r["returns"])) for r in sides["rlkit"]]
-        line = f"{algo:6} {_mean_std(ours):>17}"
+        line = f"{algo:6} {_mean_std(ours) if ours else 'not run':>17}"
         theirs = [float(np.mean(r["returns"])) for r in sides.get("d3rlpy", [])]
-        if theirs:
+        if theirs and not ours:  # --d3rlpy-only
+            line += f" {_mean_std(theirs):>17} [{min(theirs):.1f}, {max(theirs):.1f}]"
+        elif theirs:
             wall = sum(r["wall"] for r in sides["rlkit"]) / sum(r["wall"] for r in sides["d3rlpy"])
             cpu = sum(r["cpu"] for r in sides["rlkit"]) / sum(r["cpu"] for r in sides["d3rlpy"])
             ok = "yes" if np.mean(ours) >= min(theirs) else "no"
@@ -320,6 +331,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--venv", type=Path, default=VENV)
     parser.add_argument("--no-d3rlpy", action="store_true", help="rlkit's side only")
+    parser.add_argument("--d3rlpy-only", action="store_true", help="d3rlpy's side only")
+    parser.add_argument(
+        "--eval-every", type=int, default=0,
+        help="d3rlpy's side: also evaluate every N gradient steps (its learning curve)",
+    )  # fmt: skip
     parser.add_argument("--profile", choices=list(ALGOS), help="profile rlkit's updates only")
     parser.add_argument("--json", type=Path, help="also write the per-seed results there")
     parser.add_argument(
@@ -329,6 +345,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps must be a positive integer, got {args.steps}")
+    if args.eval_every < 0:
+        parser.error(f"--eval-every must be 0 (off) or a positive integer, got {args.eval_every}")
+    if args.d3rlpy_only and args.no_d3rlpy:
+        parser.error("--d3rlpy-only and --no-d3rlpy leave nothing to run; give one of them")
     torch.set_num_threads(args.threads)
     if args.merge:
         merged: dict[str, dict[str, list[dict]]] = {}
@@ -372,24 +392,34 @@ def main(argv: list[str] | None = None) -> None:
         sides = results.setdefault(algo, {"rlkit": []})
         for seed in args.seeds:
             dataset = datasets[ENVS[algo]]
-            ours = rlkit_seed(algo, dataset, seed, args.steps, args.eval_episodes)
-            sides["rlkit"].append(ours)
-            line = (
-                f"{algo:6} seed {seed}: rlkit  return {np.mean(ours['returns']):8.1f} "
-                f"(std {np.std(ours['returns']):6.1f}) wall {ours['wall']:6.1f} s "
-                f"cpu {ours['cpu']:6.1f} s"
-            )
+            line = f"{algo:6} seed {seed}:"
+            ours = None
+            if not args.d3rlpy_only:
+                ours = rlkit_seed(algo, dataset, seed, args.steps, args.eval_episodes)
+                sides["rlkit"].append(ours)
+                line += (
+                    f" rlkit  return {np.mean(ours['returns']):8.1f} "
+                    f"(std {np.std(ours['returns']):6.1f}) wall {ours['wall']:6.1f} s "
+                    f"cpu {ours['cpu']:6.1f} s"
+                )
             if python is not None:
                 data = paths[ENVS[algo]]
                 theirs = d3rlpy_seed(
-                    python, algo, data, seed, args.steps, args.eval_episodes, args.threads
-                )
+                    python, algo, data, seed, args.steps, args.eval_episodes, args.threads,
+                    args.eval_every,
+                )  # fmt: skip
                 sides.setdefault("d3rlpy", []).append(theirs)
                 line += (
-                    f" | d3rlpy {theirs['d3rlpy']} return {np.mean(theirs['returns']):8.1f} "
+                    f"{' |' if ours is not None else ''} d3rlpy {theirs['d3rlpy']} return "
+                    f"{np.mean(theirs['returns']):8.1f} "
                     f"(std {np.std(theirs['returns']):6.1f}) wall {theirs['wall']:6.1f} s "
-                    f"cpu {theirs['cpu']:6.1f} s | wall ratio {ours['wall'] / theirs['wall']:.2f}"
+                    f"cpu {theirs['cpu']:6.1f} s"
                 )
+                if ours is not None:
+                    line += f" | wall ratio {ours['wall'] / theirs['wall']:.2f}"
+                if args.eval_every:
+                    curve = ", ".join(f"{step}: {mean:.1f}" for step, mean in theirs["curve"])
+                    line += f"\n  d3rlpy curve: {curve}"
             print(line, flush=True)
     if args.json:
         args.json.write_text(json.dumps(results))

@@ -5,7 +5,9 @@ Reads a job (JSON on stdin: the ``.npz`` dataset written by ``rk.Dataset.save``,
 its hyperparameters, the number of gradient steps, the seed, the evaluation env and its reset
 seed), trains d3rlpy's algorithm on the same transitions with one torch thread, evaluates it
 deterministically in the real env and prints one JSON line: the wall and CPU seconds of
-``create`` + ``fit`` and the evaluation returns.
+``create`` + ``fit`` and the evaluation returns. With ``eval_every`` in the job it also evaluates
+every ``eval_every`` gradient steps (the same episodes; the result's ``curve`` lists ``(step,
+mean return)``; those evaluations' CPU time is left out of ``cpu``, not of ``wall``).
 
 The transitions are exactly the dataset's: d3rlpy's episodes take their next observations from
 the following row, and drop the last step of an episode that did not terminate (it has no next
@@ -81,6 +83,8 @@ def make_algo(job: dict) -> Any:
             minimum=np.asarray(job["action_low"], np.float32),
             maximum=np.asarray(job["action_high"], np.float32),
         )
+    if "reward_scale" in hp:  # rlkit's reward_scale (IQL): d3rlpy's MultiplyRewardScaler
+        hp["reward_scaler"] = d3rlpy.preprocessing.MultiplyRewardScaler(hp.pop("reward_scale"))
     if hp.pop("standard_observation_scaler", False):
         hp["observation_scaler"] = d3rlpy.preprocessing.StandardObservationScaler()
     hidden = hp.pop("hidden")
@@ -138,15 +142,30 @@ def main() -> None:
     d3rlpy.seed(int(job["seed"]))
     wall, cpu = time.perf_counter(), time.process_time()
     algo = make_algo(job)
+    every = int(job.get("eval_every") or job["steps"])
+    curve: list[tuple[int, float]] = []
+    evaluation_cpu = 0.0
+
+    def evaluate_epoch(algo: Any, epoch: int, step: int) -> None:  # an intermediate evaluation
+        nonlocal evaluation_cpu
+        if step == int(job["steps"]) or not job.get("eval_every"):
+            return
+        start = time.process_time()
+        returns = evaluate(algo, job["env_id"], int(job["reset_seed"]), int(job["n_episodes"]))
+        curve.append((step, float(np.mean(returns))))
+        print(json.dumps({"step": step, "mean": curve[-1][1]}), file=sys.stderr, flush=True)
+        evaluation_cpu += time.process_time() - start
+
     algo.fit(
         dataset,
         n_steps=int(job["steps"]),
-        n_steps_per_epoch=int(job["steps"]),
+        n_steps_per_epoch=every,
         show_progress=False,
         save_interval=10**9,
         logger_adapter=d3rlpy.logging.NoopAdapterFactory(),
+        epoch_callback=evaluate_epoch,
     )
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu - evaluation_cpu
     returns = evaluate(algo, job["env_id"], int(job["reset_seed"]), int(job["n_episodes"]))
     print(
         json.dumps(
@@ -154,6 +173,7 @@ def main() -> None:
                 "wall": wall,
                 "cpu": cpu,
                 "returns": returns,
+                "curve": curve + [(int(job["steps"]), float(np.mean(returns)))],
                 "transitions": int(dataset.transition_count),
                 "d3rlpy": d3rlpy.__version__,
             }

@@ -16,8 +16,10 @@ N). ``--q-estimates``: for SAC and CQL, the critics' estimate ``min_i Q_i(s_0, p
 the first state of ``--episodes`` more greedy episodes beside the discounted return
 ``sum_t gamma^t r_t`` that episode really got (its 200 steps; Pendulum's rewards are
 negative, so the infinite-horizon value is lower still): a critic that over-estimates the
-actions it never saw in the data shows it here. benchmarks/results_offline_learning.txt holds
-a measured output.
+actions it never saw in the data shows it here. ``--diagnostics``: each evaluation's line also
+gives the mean, since the previous evaluation, of the diagnostics each update returns (IQL's
+``value_mean`` and ``adv_weight``, CQL's ``q_mean`` and ``cql_gap``, ...).
+benchmarks/results_offline_learning.txt holds a measured output.
 """
 
 from __future__ import annotations
@@ -79,23 +81,46 @@ class Announce(rk.AbstractHook):
     """Prints each new evaluation of ``evaluation`` (an ``rk.EvaluationHook`` called before
     it) as it happens: a study cut short still shows how far each run got."""
 
-    def __init__(self, evaluation: rk.EvaluationHook, name: str, seed: int) -> None:
+    def __init__(
+        self, evaluation: rk.EvaluationHook, name: str, seed: int, diagnostics: bool = False
+    ) -> None:
         self.evaluation, self.name, self.seed, self.seen = evaluation, name, seed, 0
+        self.diagnostics = diagnostics
+        self.sums: dict[str, list[float]] = {}
+
+    def record(self, policy: Any) -> None:
+        """Collect the diagnostics of each of ``policy``'s updates (its ``end_round``)."""
+        end_round = policy.end_round
+
+        def collect(n: int, means: dict[str, float]) -> None:
+            for key, value in means.items():
+                self.sums.setdefault(key, []).append(value)
+            end_round(n, means)
+
+        policy.end_round = collect
 
     def post_act(self, policy: Any, env: Any) -> None:
         for r in self.evaluation.results[self.seen :]:
+            extra = ""
+            if self.diagnostics:
+                means = {k: float(np.mean(v)) for k, v in self.sums.items()}
+                extra = "; " + ", ".join(f"{k} {v:.3g}" for k, v in sorted(means.items()))
+                self.sums.clear()
             print(f"  ({self.name} seed {self.seed} after {r.step} updates: {r.mean:.1f}; "
-                  f"{time.process_time():.0f} s of CPU so far)", flush=True)  # fmt: skip
+                  f"{time.process_time():.0f} s of CPU so far{extra})", flush=True)  # fmt: skip
         self.seen = len(self.evaluation.results)
 
 
-def one_run(job: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
+def one_run(job: tuple[str, int, dict[str, Any], bool, bool]) -> dict[str, Any]:
     """Train ``name`` with ``seed``: its evaluations (and Q estimates) and its wall time."""
-    name, seed, extra, with_q = job
+    name, seed, extra, with_q, diagnostics = job
     torch.set_num_threads(1)
     start, cpu = time.perf_counter(), time.process_time()
     experiment = rk.make_experiment(name, seed, **extra)
-    hook = experiment.hook + Announce(experiment.hook, name, seed)
+    announce = Announce(experiment.hook, name, seed, diagnostics)
+    if diagnostics and hasattr(experiment.policy, "end_round"):
+        announce.record(experiment.policy)
+    hook = experiment.hook + announce
     rk.run(experiment.policy, experiment.env, experiment.stop_condition, hook)
     out = {
         "name": name,
@@ -132,6 +157,7 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (processes)")
     parser.add_argument("--q-estimates", action="store_true")
+    parser.add_argument("--diagnostics", action="store_true", help="the updates' diagnostics")
     args = parser.parse_args()
     torch.set_num_threads(1)
     extra = overrides(args)
@@ -140,7 +166,7 @@ def main() -> None:
         datasets[name] = rk.make_experiment(name, 0, **extra).env.dataset
     # seeds outside: a study cut short has every recipe's first seeds
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    jobs = [(name, seed, extra, args.q_estimates) for seed in seeds
+    jobs = [(name, seed, extra, args.q_estimates, args.diagnostics) for seed in seeds
             for name in args.recipes]  # fmt: skip
     results = []
     if args.jobs > 1:

@@ -273,6 +273,7 @@ class IQLParams(_ActorCriticParams):
     expectile: float = 0.7
     beta: float = 3.0
     max_weight: float = 100.0
+    reward_scale: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,26 @@ def test_offline_benchmark_refuses_a_bad_step_count(tmp_path):
     assert "--steps must be a positive integer, got 0" in out.stderr
 
 
+def _refused(tmp_path, *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "offline.py"), *args],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2
+    return out.stderr
+
+
+def test_offline_benchmark_refuses_a_negative_evaluation_interval(tmp_path):
+    stderr = _refused(tmp_path, "--eval-every", "-5")
+    assert "--eval-every must be 0 (off) or a positive integer, got -5" in stderr
+
+
+def test_offline_benchmark_refuses_to_run_neither_side(tmp_path):
+    stderr = _refused(tmp_path, "--d3rlpy-only", "--no-d3rlpy")
+    assert "--d3rlpy-only and --no-d3rlpy leave nothing to run" in stderr
+
+
 def test_offline_benchmark_runs_the_discrete_algorithms_on_cartpole(tmp_path):
     data = tmp_path / "cartpole.npz"
     rk.run(rk.RandomPolicy(seed=0), rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(300),

@@ -27,7 +27,10 @@ actor-critic's (``state``, ``action`` scaled to ``[-1, 1]``, ``reward``, ``termi
 Defaults (d3rlpy's ``IQLConfig``): ``lr`` 3e-4 (critics and value), ``actor_lr`` 3e-4,
 ``expectile`` 0.7, ``beta`` 3.0 (d3rlpy's ``weight_temp``), ``max_weight`` 100.0,
 ``batch_size`` 256, ``hidden`` (256, 256), ``gamma`` 0.99, ``tau`` 0.005, two critics;
-``learning_starts`` 0. Differences from d3rlpy: none in the update; the paper's cosine decay
+``learning_starts`` 0; ``reward_scale`` 1.0 (the critics learn ``reward_scale * r``: d3rlpy's
+``MultiplyRewardScaler``; the paper scales the locomotion tasks' rewards by ``1000 / (max - min
+episode return)``, which puts a 1000-step episode's per-step reward range near 1, the scale its
+``beta`` is tuned at). Differences from d3rlpy: none in the update; the paper's cosine decay
 of the actor's learning rate is not applied (d3rlpy does not apply it either).
 
 Example:
@@ -89,6 +92,7 @@ IQL_DEFAULTS = {
     "beta": 3.0,
     "max_weight": 100.0,
     "n_critics": 2,
+    "reward_scale": 1.0,
 }
 
 LOG_STD_RANGE = (-5.0, 2.0)  # d3rlpy's IQL policy: min_logstd, max_logstd
@@ -143,12 +147,13 @@ def _advantage(model: Any, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def critic_loss(policy, model, dist_class, batch):
-    """``sum_i mse(Q_i(s, a), r + gamma * (1 - terminal) * V(s'))`` plus the value's
-    :func:`expectile_loss` of ``min_i Q'_i(s, a) - V(s)``; one optimizer moves both."""
+    """``sum_i mse(Q_i(s, a), reward_scale * r + gamma * (1 - terminal) * V(s'))`` plus the
+    value's :func:`expectile_loss` of ``min_i Q'_i(s, a) - V(s)``; one optimizer moves both."""
     c = policy.config
     with torch.no_grad():
         next_v = model.value(batch["next_state"])
-        target = batch["reward"] + (1.0 - batch["terminal"]) * c["gamma"] * next_v
+        reward = c["reward_scale"] * batch["reward"]  # x 1.0 (the default): bit-identical
+        target = reward + (1.0 - batch["terminal"]) * c["gamma"] * next_v
     qs = model.critic(batch["state"], batch["action"])
     q_loss = sum(mse(q, target) for q in qs)
     q_target, v = _advantage(model, batch)
@@ -277,6 +282,7 @@ class IQLBase(OffPolicyActorCritic):
         finite_float(owner, "beta", c["beta"], low=0)
         finite_float(owner, "max_weight", c["max_weight"], low=0, low_open=True)
         positive_int(owner, "n_critics", c["n_critics"])
+        finite_float(owner, "reward_scale", c["reward_scale"], low=0, low_open=True)
 
     def explore(self, obs: torch.Tensor) -> torch.Tensor:
         return gaussian_sample(self.model, obs, self.generator)

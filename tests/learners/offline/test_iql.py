@@ -74,6 +74,21 @@ def test_critic_loss_regresses_on_reward_plus_discounted_value_of_the_next_state
     assert loss.item() == pytest.approx((q_loss + v_loss).item(), rel=1e-5)
 
 
+def test_critic_loss_regresses_on_the_scaled_reward():
+    policy = _policy(reward_scale=0.25)
+    batch = random_batch()
+    model = policy.model
+    _, info = iql.critic_loss(policy, model, None, batch)
+    with torch.no_grad():
+        next_v = model.value(batch["next_state"])
+        y = 0.25 * batch["reward"] + 0.99 * (1 - batch["terminal"]) * next_v
+        q_loss = sum(((q - y) ** 2).mean() for q in model.critic(batch["state"], batch["action"]))
+    assert info["q_loss"] == pytest.approx(q_loss.item(), rel=1e-5)
+    plain = _policy()  # the same seed: the same networks, rewards unscaled
+    unscaled = iql.critic_loss(plain, plain.model, None, batch)[1]["q_loss"]
+    assert info["q_loss"] != pytest.approx(unscaled, rel=1e-3)
+
+
 def test_actor_loss_is_advantage_weighted_log_likelihood_of_the_data_actions():
     policy = _policy(beta=2.0, max_weight=5.0)
     batch = random_batch()
@@ -143,6 +158,8 @@ def test_state_dict_round_trip_continues_bit_exactly():
         ({"beta": -1.0}, "beta"),
         ({"max_weight": 0.0}, "max_weight"),
         ({"actor_lr": -1e-3}, "actor_lr"),
+        ({"reward_scale": 0.0}, "reward_scale must be a positive finite number, got 0.0"),
+        ({"reward_scale": math.inf}, "reward_scale"),
     ],
 )
 def test_bad_hyperparameters_name_iql_and_the_value(config, message):
