@@ -32,6 +32,7 @@ from ..core.interfaces import AbstractPolicy
 from ..learners.actor_critic.common import OffPolicyActorCritic, unscale_action
 from ..learners.built import BuiltPolicy
 from ..policies.distributions import ActionDistribution
+from ..policies.observations import observation_tensor, one_row
 from ..policies.predict import mask_batch, observation_batch, single_or_batch
 from ..policies.stochastic import StochasticPolicy, is_vector_env
 from .errors import ArtifactError
@@ -256,8 +257,9 @@ class LoadedActorPolicy(AbstractPolicy):
         mask_batch(owner, action_masks, len(batch), None)
         return single_or_batch(self._actions(batch, deterministic), single)
 
-    def _actions(self, batch: np.ndarray, deterministic: bool) -> np.ndarray:
-        obs = torch.as_tensor(batch, dtype=torch.float32)
+    def _actions(self, batch: Any, deterministic: bool) -> np.ndarray:
+        owner = getattr(self, "algorithm", "LoadedActorPolicy")
+        obs = observation_tensor(owner, batch, torch.device("cpu"), self.state_space)
         with torch.no_grad():
             if deterministic or self.sample_fn is None:
                 scaled = self.model(obs)
@@ -269,8 +271,8 @@ class LoadedActorPolicy(AbstractPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        state = np.asarray(env.state)
-        actions = self._actions(state if vector else state[None], self.deterministic)
+        state = env.state if vector else one_row(env.state, self.state_space)
+        actions = self._actions(state, self.deterministic)
         return actions if vector else actions[0]
 
 
