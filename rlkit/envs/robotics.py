@@ -58,16 +58,15 @@ def require_robotics(what: str) -> Any:
 
 
 class _MujocoWithIntJointTypes(types.ModuleType):
-    """``mujoco`` as gymnasium-robotics' helpers see it: ``mjtJoint``'s members as ints."""
+    """``mujoco`` as gymnasium-robotics' helpers see it: a copy of the module's namespace (the
+    same functions and objects, looked up as fast as in the module itself: the helpers run at
+    every step) with ``mjtJoint``'s members as ints."""
 
     def __init__(self, mujoco: Any) -> None:
         super().__init__(mujoco.__name__)
-        self._mujoco = mujoco
+        self.__dict__.update(vars(mujoco))
         members = mujoco.mjtJoint.__members__.items()
         self.mjtJoint = types.SimpleNamespace(**{k: int(v) for k, v in members})
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._mujoco, name)
 
 
 def _joint_types_as_ints(mujoco_utils: Any) -> None:
