@@ -136,3 +136,17 @@ def test_mujoco_4_joint_types_are_given_as_ints_only_where_needed():
     module = plain.mujoco
     robotics._joint_types_as_ints(plain)
     assert plain.mujoco is module
+
+
+def test_the_docs_example_builds_a_her_agent_on_fetch_reach():
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "observations.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    (example,) = [b for b in blocks if "FetchReach-v4" in b]
+    scope: dict = {}
+    exec(compile(example, str(page), "exec"), scope)
+    her = scope["agent"].policy.her
+    assert her.compute_reward.__self__ is scope["env"].env.unwrapped
+    assert (her.strategy, her.n_sampled_goal) == ("future", 4)
