@@ -26,8 +26,24 @@ the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flippi
   that HER works with SAC, not that SAC needs it there (plain SAC also solves 8 bits in 6k
   steps, greedy success 1.00 on seed 0).
 
+* ``HER_SAC_FetchReach``: SAC with ``rk.HER("future", 4)`` on gymnasium-robotics'
+  ``FetchReach-v4`` (the ``robotics`` extra: ``pip install 'gymnasium-robotics>=1.4'``; a
+  missing package is a ``ModuleNotFoundError`` with that command), rl-baselines3-zoo's
+  ``FetchReach-v1`` entry of ``hyperparams/sac.yml`` (revision c94924e5): 20k steps,
+  ``MultiInputPolicy`` (rlkit: the Dict encoder, one encoder per key concatenated), replay
+  1M, batch 256, gamma 0.95, Adam 1e-3, learning from 1,000 steps, the entropy coefficient
+  learned, MLPs 64-64, ``HerReplayBuffer`` with ``future`` goals and ``n_sampled_goal`` 4; tau
+  0.005, one gradient step per step and two critics (SB3's defaults, which the entry keeps).
+  Differences: the zoo's ``normalize: True`` (``VecNormalize``) is left out (rlkit refuses
+  ``rk.VecNormalize`` under replay learners: docs/how-to/normalization.md), and the env is
+  gymnasium-robotics' ``FetchReach-v4`` (the zoo's ``-v1`` is the retired mujoco-py one).
+  ``--set her=false``: the same SAC without relabelling; ``--set env=FetchReachDense-v4``
+  (or another gymnasium-robotics goal env) changes the task. Measured against SB3 in
+  benchmarks/structure_fetch.py (benchmarks/results_structure_fetch.txt).
+
 A greedy success rate (the fraction of episodes that reach the goal) is the return above
-``-n_bits``: :func:`success_rate`.
+``-n_bits``: :func:`success_rate`; for FetchReach, :func:`fetch_success_rate` (the final
+step's ``info["is_success"]``).
 """
 
 from __future__ import annotations
@@ -44,7 +60,16 @@ from rlkit.core.seeding import int_seed, spawn_seeds
 from .continuous import SACParams
 from .dqn import DQNParams, RecipeSeeds
 
-__all__ = ["HERDQNParams", "HERDQN_BITFLIPPING", "success_rate", "bit_flipping_env"]
+__all__ = [
+    "HERDQNParams",
+    "HERDQN_BITFLIPPING",
+    "FetchReachSACParams",
+    "HERSAC_FETCHREACH",
+    "success_rate",
+    "fetch_success_rate",
+    "bit_flipping_env",
+    "fetch_env",
+]
 
 BIT_FLIPPING = "rlkit/BitFlipping-v0"
 
@@ -142,6 +167,50 @@ HERSAC_BITFLIPPING = HERSACParams(
 )
 
 
+@dataclass(frozen=True)
+class FetchReachSACParams(SACParams):
+    """SAC's recipe hyperparameters (:class:`~experiments.continuous.SACParams`) and the goal
+    task's: ``env`` (a gymnasium-robotics goal env id), ``her`` (False: plain SAC),
+    ``strategy``, ``n_sampled_goal``.
+
+    Example:
+        >>> HERSAC_FETCHREACH.env, HERSAC_FETCHREACH.hidden, HERSAC_FETCHREACH.gamma
+        ('FetchReach-v4', (64, 64), 0.95)
+    """
+
+    env: str = "FetchReach-v4"
+    her: bool = True
+    strategy: str = "future"
+    n_sampled_goal: int = 4
+
+    run_fields: ClassVar[tuple[str, ...]] = (
+        *SACParams.run_fields, "env", "her", "strategy", "n_sampled_goal",
+    )  # fmt: skip
+
+    def check(self, owner: str) -> None:
+        """SACParams' checks, ``env`` and the HER settings (``rk.HER`` names bad ones)."""
+        super().check(owner)
+        if not isinstance(self.env, str) or not self.env:
+            raise ValueError(
+                f"{owner}: env must be a gymnasium-robotics goal env id such as "
+                f"'FetchReach-v4', got {self.env!r}"
+            )
+        checks.instance_of(owner, "her", self.her, bool, "True or False")
+        rk.HER(self.strategy, self.n_sampled_goal)
+
+
+# rl-baselines3-zoo hyperparams/sac.yml, FetchReach-v1 (revision c94924e5), without normalize
+HERSAC_FETCHREACH = FetchReachSACParams(
+    total_steps=20_000,
+    lr=1e-3,
+    batch_size=256,
+    buffer_size=1_000_000,
+    learning_starts=1000,
+    gamma=0.95,
+    hidden=(64, 64),
+)
+
+
 def bit_flipping_env(
     n_bits: int, seed: Any, n_envs: int = 1, continuous: bool = False, random_goal: bool = False
 ) -> rk.GymEnv | rk.VectorGymEnv:
@@ -180,6 +249,54 @@ def success_rate(
     env = rk.GymEnv(BIT_FLIPPING, n_bits=n_bits, continuous=continuous, **extra)
     returns = np.asarray(rk.evaluate(policy, env, n_episodes, seed=seed).returns)
     return float(np.mean(returns > -n_bits))
+
+
+def fetch_env(env_id: str, seed: Any, n_envs: int = 1) -> rk.GymEnv | rk.VectorGymEnv:
+    """The gymnasium-robotics goal env ``env_id`` (``n_envs`` sub-envs when above 1), seeded
+    from ``seed`` (a ``SeedSequence``); ``ModuleNotFoundError`` with the pip command when
+    gymnasium-robotics is not installed.
+
+    Example:
+        >>> fetch_env("FetchReach-v4", np.random.SeedSequence(0)).state_space["desired_goal"]
+        Box(-inf, inf, (3,), float64)
+    """
+    from rlkit.envs.robotics import require_robotics
+
+    require_robotics(f"the env {env_id!r}")
+    if n_envs == 1:
+        return rk.GymEnv(env_id, seed=int_seed(seed))
+    return rk.VectorGymEnv(env_id, n_envs, seed=int_seed(seed))
+
+
+def fetch_success_rate(
+    policy: Any, env_id: str = "FetchReach-v4", n_episodes: int = 100, seed: int = 0
+) -> float:
+    """The fraction of ``n_episodes`` greedy episodes of ``policy`` on a fresh ``env_id``
+    (episode ``i`` reset with ``seed + i``) whose last step has ``info["is_success"]``
+    (gymnasium-robotics' success: the gripper within 5 cm of the goal at the end).
+
+    Example:
+        >>> agent = rk.SAC.agent(fetch_env("FetchReach-v4", np.random.SeedSequence(0)), seed=0)
+        >>> 0.0 <= fetch_success_rate(agent, n_episodes=2) <= 1.0
+        True
+    """
+    from rlkit.envs.robotics import require_robotics
+
+    require_robotics(f"the env {env_id!r}")
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    successes = []
+    for episode in range(n_episodes):
+        obs, info = env.reset(seed=seed + episode)
+        done = False
+        while not done:
+            action = policy.predict(obs)
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        successes.append(bool(info.get("is_success", False)))
+    env.close()
+    return float(np.mean(successes))
 
 
 @rk.experiment
@@ -221,5 +338,32 @@ def HER_SAC_BitFlipping(
         stop_condition=rk.StopAfterNSteps(p.total_steps),
         hook=rk.TotalRewardPerEpisode(),
         description=(HER_SAC_BitFlipping.__doc__ or "").strip(),
+        threads=1,
+    )
+
+
+@rk.experiment
+def HER_SAC_FetchReach(
+    seed: int = 0, p: FetchReachSACParams = HERSAC_FETCHREACH
+) -> rk.Experiment:
+    """SAC with hindsight experience replay on gymnasium-robotics' FetchReach-v4 with
+    rl-baselines3-zoo's settings (the robotics extra; ``her=false``: plain SAC)."""
+    from rlkit.envs.robotics import require_robotics
+
+    require_robotics("HER_SAC_FetchReach")
+    p.check("HER_SAC_FetchReach")
+    env_seed, policy_seed = spawn_seeds(seed, 2)
+    env = fetch_env(p.env, env_seed, p.n_envs)
+    her = rk.HER(p.strategy, p.n_sampled_goal) if p.her else None
+    agent = rk.SAC.agent(
+        env, seed=int_seed(policy_seed), her=her, device=p.device, compile=p.compile,
+        **p.algorithm_config(),
+    )  # fmt: skip
+    return rk.Experiment(
+        policy=agent,
+        env=env,
+        stop_condition=rk.StopAfterNSteps(p.total_steps),
+        hook=rk.TotalRewardPerEpisode(),
+        description=(HER_SAC_FetchReach.__doc__ or "").strip(),
         threads=1,
     )

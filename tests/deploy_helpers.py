@@ -24,7 +24,7 @@ RECURRENT = {"RecurrentPPO_CartPoleNoVel", "RecurrentPPO_PendulumNoVel"}
 #: recipes of goal-conditioned envs (Dict observations): the shared tests here feed arrays of
 #: observations and ONNX graphs take arrays; saving, loading and predicting with Dict
 #: observations is tested in tests/deploy/test_structured_spaces.py
-DICT_OBSERVATIONS = {"HER_DQN_BitFlipping", "HER_SAC_BitFlipping"}
+DICT_OBSERVATIONS = {"HER_DQN_BitFlipping", "HER_SAC_BitFlipping", "HER_SAC_FetchReach"}
 
 
 def deep_recipes() -> list[str]:

@@ -33,6 +33,7 @@ from ..learners.actor_critic.common import OffPolicyActorCritic, unscale_action
 from ..learners.built import BuiltPolicy
 from ..policies.distributions import ActionDistribution
 from ..policies.normalized import normalized_batch, normalized_state
+from ..policies.observations import observation_tensor, one_row
 from ..policies.predict import mask_batch, observation_batch, single_or_batch
 from ..policies.stochastic import StochasticPolicy, is_vector_env
 from .errors import ArtifactError
@@ -262,8 +263,9 @@ class LoadedActorPolicy(AbstractPolicy):
         batch = normalized_batch(self, batch)  # saved rk.VecNormalize statistics, if any
         return single_or_batch(self._actions(batch, deterministic), single)
 
-    def _actions(self, batch: np.ndarray, deterministic: bool) -> np.ndarray:
-        obs = torch.as_tensor(batch, dtype=torch.float32)
+    def _actions(self, batch: Any, deterministic: bool) -> np.ndarray:
+        owner = getattr(self, "algorithm", "LoadedActorPolicy")
+        obs = observation_tensor(owner, batch, torch.device("cpu"), self.state_space)
         with torch.no_grad():
             if deterministic or self.sample_fn is None:
                 scaled = self.model(obs)
@@ -275,8 +277,9 @@ class LoadedActorPolicy(AbstractPolicy):
 
     def act(self, env: Any) -> Any:
         vector = is_vector_env(env)
-        state = np.asarray(normalized_state(self, env, env.state))  # raw obs, normalised
-        actions = self._actions(state if vector else state[None], self.deterministic)
+        state = normalized_state(self, env, env.state)  # raw obs, normalised
+        actions = self._actions(state if vector else one_row(state, self.state_space),
+                                self.deterministic)
         return actions if vector else actions[0]
 
 

@@ -1,7 +1,8 @@
 """rk.save / rk.load of policies on Dict and Tuple observation spaces (rlkit/deploy/spaces.py):
-the spaces round-trip as JSON (nested, key order kept), a loaded PPO/A2C/DQN gives the trained
-policy's actions on the same observations, an env whose Dict keys differ is refused naming both
-spaces, and rk.export refuses such a policy with a clear message."""
+the spaces round-trip as JSON (nested, key order kept), a loaded PPO/A2C/DQN/SAC/TD3 gives the
+trained policy's actions on the same observations (and a loaded SAC/TD3 acts on a Dict env),
+an env whose Dict keys differ is refused naming both spaces, and rk.export refuses such a
+policy with a clear message."""
 
 from __future__ import annotations
 
@@ -124,3 +125,21 @@ def test_export_refuses_structured_observations(tmp_path):
     with pytest.raises(TypeError, match=r"rk.export: the policy's observations are a Tuple space"):
         rk.export(rk.PPO(env, seed=0), tmp_path / "p.onnx")
     assert not (tmp_path / "p.onnx").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["SAC", "TD3"])
+def test_loaded_actor_on_dict_observations_gives_the_trained_actions(algorithm, tmp_path):
+    env = rk.GymEnv("rlkit/BitFlipping-v0", seed=0, n_bits=4, continuous=True)
+    agent = getattr(rk, algorithm).agent(
+        env, seed=0, learning_starts=16, batch_size=16, hidden=(8,)
+    )
+    rk.run(agent, env, rk.StopAfterNSteps(40))
+    path = tmp_path / "actor.rlkit"
+    rk.save(agent, path)
+    loaded = rk.load(path, env=env)
+    observations = sample(env.state_space, 20)
+    trained = [agent.predict(o) for o in observations]
+    assert all((a == loaded.predict(o)).all() for a, o in zip(trained, observations, strict=True))
+    assert len({a.tobytes() for a in trained}) > 1  # the observations matter to the policy
+    # acting on the env (a dict observation of one env), greedy as rk.evaluate runs it
+    assert rk.evaluate(loaded, rk.GymEnv("rlkit/BitFlipping-v0", n_bits=4, continuous=True), 2)

@@ -1,0 +1,156 @@
+"""FetchReach with hindsight experience replay (issue 30): rlkit's ``HER_SAC_FetchReach``
+against Stable-Baselines3's SAC with ``HerReplayBuffer`` in the same process on the same
+settings, one torch thread.
+
+For each seed: rlkit's recipe (experiments/her.py: SAC with ``rk.HER("future", 4)`` on
+gymnasium-robotics' ``FetchReach-v4``, rl-baselines3-zoo's FetchReach settings: 20k steps,
+MLPs 64-64, Adam 1e-3, batch 256, replay 1M, learning from 1,000 steps, gamma 0.95, tau 0.005,
+the entropy coefficient learned, no ``VecNormalize`` on either side), then SB3's
+``SAC("MultiInputPolicy", ...)`` with ``HerReplayBuffer(n_sampled_goal=4, "future")`` and the
+same hyperparameters on ``gym.make("FetchReach-v4")`` (its own seeding: the runs are not
+update-for-update equal). Reported: the greedy success rate over 100 episodes on a separate
+env (episode ``i`` reset with ``123 + i``; success: ``info["is_success"]`` at the last step,
+gymnasium-robotics' own), the mean return of the last 20 training episodes, training wall and
+CPU time (the process's, less sensitive to other work on a shared machine) and the rlkit / SB3
+ratios. Needs the ``robotics`` extra (``pip install 'gymnasium-robotics>=1.4'``) and
+stable-baselines3.
+
+Usage::
+
+    python benchmarks/structure_fetch.py [--seeds 3] [--first-seed 0] [--steps 20000] [--no-sb3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import rlkit as rk  # noqa: E402
+from rlkit.envs.robotics import require_robotics  # noqa: E402
+
+RECIPE = "HER_SAC_FetchReach"
+EPISODES = 100
+EVAL_SEED = 123
+WINDOW = 20
+
+
+def greedy_success(predict: Any, env_id: str) -> float:
+    """The fraction of ``EPISODES`` greedy episodes (``predict(obs)`` -> action) on a fresh
+    ``env_id`` whose last step has ``info["is_success"]``."""
+    env = gym.make(env_id)
+    successes = []
+    for episode in range(EPISODES):
+        obs, info = env.reset(seed=EVAL_SEED + episode)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(predict(obs))
+            done = terminated or truncated
+        successes.append(bool(info["is_success"]))
+    env.close()
+    return float(np.mean(successes))
+
+
+def rlkit_her_sac(seed: int, steps: int) -> dict[str, Any]:
+    """rlkit's recipe run: greedy success, last training returns, time."""
+    experiment = rk.make_experiment(RECIPE, seed, total_steps=steps)
+    start, cpu = time.perf_counter(), time.process_time()
+    hook = rk.run(experiment)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    from rlkit.experiments.her import HERSAC_FETCHREACH as p
+
+    success = greedy_success(experiment.policy.predict, p.env)
+    last = float(np.mean(hook.rewards[-WINDOW:]))
+    return {"success": success, "last": last, "seconds": seconds, "cpu": cpu}
+
+
+def sb3_her_sac(seed: int, steps: int) -> dict[str, Any] | None:
+    """Stable-Baselines3's SAC with HerReplayBuffer, the recipe's settings (None: not
+    installed)."""
+    try:
+        from stable_baselines3 import SAC, HerReplayBuffer
+        from stable_baselines3.common.monitor import Monitor
+    except ImportError:
+        return None
+    from rlkit.experiments.her import HERSAC_FETCHREACH as p
+
+    env = Monitor(gym.make(p.env))
+    model = SAC(
+        "MultiInputPolicy", env, learning_rate=p.lr, buffer_size=p.buffer_size,
+        learning_starts=p.learning_starts, batch_size=p.batch_size, tau=p.tau, gamma=p.gamma,
+        train_freq=p.train_freq, gradient_steps=p.gradient_steps, ent_coef=p.ent_coef,
+        target_update_interval=p.target_update_interval, target_entropy=p.target_entropy,
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"n_sampled_goal": p.n_sampled_goal,
+                              "goal_selection_strategy": p.strategy},
+        policy_kwargs={"net_arch": list(p.hidden), "n_critics": p.n_critics},
+        seed=seed, device="cpu",
+    )  # fmt: skip
+    start, cpu = time.perf_counter(), time.process_time()
+    model.learn(steps)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    success = greedy_success(lambda obs: model.predict(obs, deterministic=True)[0], p.env)
+    last = float(np.mean(env.get_episode_rewards()[-WINDOW:]))
+    return {"success": success, "last": last, "seconds": seconds, "cpu": cpu}
+
+
+def fetch(seeds: range, steps: int | None, sb3: bool) -> None:
+    """Run and print the table (module docstring)."""
+    import stable_baselines3
+
+    robotics = require_robotics("benchmarks/structure_fetch.py")
+    steps = 20_000 if steps is None else steps
+    print(f"fetch: {RECIPE} (FetchReach-v4), {steps:,} steps, greedy success over {EPISODES} "
+          f"episodes, torch {torch.__version__}, stable-baselines3 "
+          f"{stable_baselines3.__version__}, gymnasium-robotics {robotics.__version__}, "
+          f"{platform.machine()}, 1 torch thread")  # fmt: skip
+    print(f"| seed | rlkit: success | last {WINDOW} | time (s) | CPU (s) | SB3: success | "
+          f"last {WINDOW} | time (s) | CPU (s) | time rlkit / SB3 | CPU time rlkit / SB3 |")
+    print("|---:" * 11 + "|")
+    rows = []
+    for seed in seeds:
+        ours = rlkit_her_sac(seed, steps)
+        peer = sb3_her_sac(seed, steps) if sb3 else None
+        rows.append((ours, peer))
+        peer_text = (
+            " n/a | n/a | n/a | n/a | n/a | n/a"
+            if peer is None
+            else f" {peer['success']:.2f} | {peer['last']:.1f} | {peer['seconds']:.1f} | "
+            f"{peer['cpu']:.1f} | {ours['seconds'] / peer['seconds']:.2f} | "
+            f"{ours['cpu'] / peer['cpu']:.2f}"
+        )
+        print(
+            f"| {seed} | {ours['success']:.2f} | {ours['last']:.1f} | {ours['seconds']:.1f} | "
+            f"{ours['cpu']:.1f} |{peer_text} |",
+            flush=True,
+        )
+    if all(p is not None for _, p in rows):
+        at_least = sum(o["success"] >= p["success"] for o, p in rows)
+        cpu = [o["cpu"] / p["cpu"] for o, p in rows]
+        print(f"success >= SB3's on {at_least} of {len(seeds)} seeds; rlkit / SB3 CPU time: "
+              f"{', '.join(f'{c:.2f}' for c in cpu)} (mean {np.mean(cpu):.2f}; target "
+              f"<= 0.7)")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=None, help="default: 20k")
+    parser.add_argument("--no-sb3", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    fetch(seeds, args.steps, not args.no_sb3)
+
+
+if __name__ == "__main__":
+    main()
