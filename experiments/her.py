@@ -130,7 +130,27 @@ HERDQN_BITFLIPPING = HERDQNParams(
 
 
 @dataclass(frozen=True)
-class HERSACParams(SACParams):
+class _GoalSACParams(SACParams):
+    """SAC's recipe hyperparameters and the HER settings shared by the goal-task recipes:
+    ``her`` (False: plain SAC), ``strategy``, ``n_sampled_goal``."""
+
+    her: bool = True
+    strategy: str = "future"
+    n_sampled_goal: int = 4
+
+    run_fields: ClassVar[tuple[str, ...]] = (
+        *SACParams.run_fields, "her", "strategy", "n_sampled_goal",
+    )  # fmt: skip
+
+    def check(self, owner: str) -> None:
+        """SACParams' checks and the HER settings (``rk.HER`` names bad ones)."""
+        super().check(owner)
+        checks.instance_of(owner, "her", self.her, bool, "True or False")
+        rk.HER(self.strategy, self.n_sampled_goal)
+
+
+@dataclass(frozen=True)
+class HERSACParams(_GoalSACParams):
     """SAC's recipe hyperparameters (:class:`~experiments.continuous.SACParams`) and the goal
     task's: ``n_bits``, ``her`` (False: plain SAC), ``strategy``, ``n_sampled_goal``.
 
@@ -140,20 +160,13 @@ class HERSACParams(SACParams):
     """
 
     n_bits: int = 8
-    her: bool = True
-    strategy: str = "future"
-    n_sampled_goal: int = 4
 
-    run_fields: ClassVar[tuple[str, ...]] = (
-        *SACParams.run_fields, "n_bits", "her", "strategy", "n_sampled_goal",
-    )  # fmt: skip
+    run_fields: ClassVar[tuple[str, ...]] = (*_GoalSACParams.run_fields, "n_bits")
 
     def check(self, owner: str) -> None:
-        """SACParams' checks, ``n_bits`` and the HER settings (``rk.HER`` names bad ones)."""
+        """The goal-task checks and ``n_bits``."""
         super().check(owner)
         checks.positive_int(owner, "n_bits", self.n_bits)
-        checks.instance_of(owner, "her", self.her, bool, "True or False")
-        rk.HER(self.strategy, self.n_sampled_goal)
 
 
 HERSAC_BITFLIPPING = HERSACParams(
@@ -168,7 +181,7 @@ HERSAC_BITFLIPPING = HERSACParams(
 
 
 @dataclass(frozen=True)
-class FetchReachSACParams(SACParams):
+class FetchReachSACParams(_GoalSACParams):
     """SAC's recipe hyperparameters (:class:`~experiments.continuous.SACParams`) and the goal
     task's: ``env`` (a gymnasium-robotics goal env id), ``her`` (False: plain SAC),
     ``strategy``, ``n_sampled_goal``.
@@ -179,24 +192,17 @@ class FetchReachSACParams(SACParams):
     """
 
     env: str = "FetchReach-v4"
-    her: bool = True
-    strategy: str = "future"
-    n_sampled_goal: int = 4
 
-    run_fields: ClassVar[tuple[str, ...]] = (
-        *SACParams.run_fields, "env", "her", "strategy", "n_sampled_goal",
-    )  # fmt: skip
+    run_fields: ClassVar[tuple[str, ...]] = (*_GoalSACParams.run_fields, "env")
 
     def check(self, owner: str) -> None:
-        """SACParams' checks, ``env`` and the HER settings (``rk.HER`` names bad ones)."""
+        """The goal-task checks and ``env``."""
         super().check(owner)
         if not isinstance(self.env, str) or not self.env:
             raise ValueError(
                 f"{owner}: env must be a gymnasium-robotics goal env id such as "
                 f"'FetchReach-v4', got {self.env!r}"
             )
-        checks.instance_of(owner, "her", self.her, bool, "True or False")
-        rk.HER(self.strategy, self.n_sampled_goal)
 
 
 # rl-baselines3-zoo hyperparams/sac.yml, FetchReach-v1 (revision c94924e5), without normalize
