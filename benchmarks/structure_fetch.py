@@ -43,20 +43,20 @@ EVAL_SEED = 123
 WINDOW = 20
 
 
+class _Predictor:
+    """``predict(obs)`` -> action, as ``fetch_success_rate`` (experiments/her.py) calls it."""
+
+    def __init__(self, predict: Any) -> None:
+        self.predict = predict
+
+
 def greedy_success(predict: Any, env_id: str) -> float:
     """The fraction of ``EPISODES`` greedy episodes (``predict(obs)`` -> action) on a fresh
-    ``env_id`` whose last step has ``info["is_success"]``."""
-    env = gym.make(env_id)
-    successes = []
-    for episode in range(EPISODES):
-        obs, info = env.reset(seed=EVAL_SEED + episode)
-        done = False
-        while not done:
-            obs, _, terminated, truncated, info = env.step(predict(obs))
-            done = terminated or truncated
-        successes.append(bool(info["is_success"]))
-    env.close()
-    return float(np.mean(successes))
+    ``env_id`` (episode ``i`` reset with ``EVAL_SEED + i``) whose last step has
+    ``info["is_success"]``: the recipe's ``fetch_success_rate``."""
+    from rlkit.experiments.her import fetch_success_rate
+
+    return fetch_success_rate(_Predictor(predict), env_id, EPISODES, EVAL_SEED)
 
 
 def rlkit_her_sac(seed: int, steps: int) -> dict[str, Any]:
