@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from ..core.checks import finite_float, positive_int
-from .neural import _default_init, mlp, torch_generator
+from .neural import _default_init, image_body, mlp, torch_generator
 
 __all__ = [
     "NoisyLinear",
@@ -388,25 +388,16 @@ def categorical_network(
 def _image_body(
     state_space: Any, cnn: str, seed: int | np.random.SeedSequence | None
 ) -> tuple[nn.Module, np.random.SeedSequence]:
-    """``ImageEncoder(state_space, cnn)`` initialised from the first of the two children
-    ``seed.spawn(2)`` would give (without changing the caller's ``SeedSequence``), and the
-    second child, for the layers after it (as ``q_network(..., cnn=...)`` seeds them)."""
-    from .cnn import ImageEncoder, is_image_space
+    """:func:`~rlkit.approximators.neural.image_body` (seeded as ``q_network(..., cnn=...)``
+    seeds its body), refused by name on non-image observations."""
+    from .cnn import is_image_space
 
     if not is_image_space(state_space):
         raise ValueError(
             f"categorical_network: cnn={cnn!r} needs image observations (a uint8 Box of shape "
             f"(C, H, W), channels first), got {state_space}; leave cnn=None for an MLP"
         )
-    if not isinstance(seed, np.random.SeedSequence):
-        seed = np.random.SeedSequence(0 if seed is None else int(seed))
-    body_seed, head_seed = (
-        np.random.SeedSequence(
-            seed.entropy, spawn_key=(*seed.spawn_key, i), pool_size=seed.pool_size
-        )
-        for i in range(2)
-    )
-    return ImageEncoder(state_space, cnn, seed=body_seed), head_seed
+    return image_body(state_space, cnn, seed)
 
 
 def observation_encoder(

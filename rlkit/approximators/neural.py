@@ -516,6 +516,33 @@ def _encoded_q_network(
     return nn.Sequential(encoder, *head)
 
 
+def image_body(
+    state_space: Any, cnn: str, seed: int | np.random.SeedSequence | None
+) -> tuple[nn.Module, np.random.SeedSequence]:
+    """``ImageEncoder(state_space, cnn)`` initialised from the first of the two children
+    ``seed.spawn(2)`` would give (without changing the caller's ``SeedSequence``), and the
+    second child, for the layers after it.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> space = gym.spaces.Box(0, 255, (4, 10, 10), np.uint8)
+        >>> body, head_seed = image_body(space, "minatar", 0)
+        >>> body.n_features, head_seed.spawn_key
+        (1024, (1,))
+    """
+    from .cnn import ImageEncoder
+
+    if not isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(0 if seed is None else int(seed))
+    body_seed, head_seed = (
+        np.random.SeedSequence(
+            seed.entropy, spawn_key=(*seed.spawn_key, i), pool_size=seed.pool_size
+        )
+        for i in range(2)
+    )
+    return ImageEncoder(state_space, cnn, seed=body_seed), head_seed
+
+
 def _cnn_q_network(
     state_space: Any,
     n_out: int,
@@ -526,18 +553,7 @@ def _cnn_q_network(
     seed: int | np.random.SeedSequence | None,
 ) -> nn.Module:
     """``ImageEncoder(cnn)`` then ``mlp(features, n_out, hidden)``, one seed child each."""
-    from .cnn import ImageEncoder
-
-    if not isinstance(seed, np.random.SeedSequence):
-        seed = np.random.SeedSequence(0 if seed is None else int(seed))
-    # the children spawn(2) would give, without changing the caller's SeedSequence
-    body_seed, head_seed = (
-        np.random.SeedSequence(
-            seed.entropy, spawn_key=(*seed.spawn_key, i), pool_size=seed.pool_size
-        )
-        for i in range(2)
-    )
-    encoder = ImageEncoder(state_space, cnn, seed=body_seed)
+    encoder, head_seed = image_body(state_space, cnn, seed)
     head = mlp(
         encoder.n_features, n_out, hidden, activation=activation, dueling=dueling, seed=head_seed
     )
