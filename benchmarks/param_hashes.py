@@ -60,6 +60,8 @@ BUDGETS = {
     "TD3_HalfCheetah": ("total_steps", 10_500),
     "SAC_Pendulum": ("total_steps", 1500),
     "SAC_HalfCheetah": ("total_steps", 10_500),
+    "HER_DQN_BitFlipping": ("total_steps", 3000),
+    "HER_SAC_BitFlipping": ("total_steps", 1500),
     "ApeX_CartPole": ("total_steps", 3000),  # the local backend (lock-step, deterministic)
     "IMPALA_CartPole": ("total_steps", 2048),
 }

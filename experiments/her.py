@@ -324,15 +324,11 @@ def HER_DQN_BitFlipping(
     )
 
 
-@rk.experiment
-def HER_SAC_BitFlipping(
-    seed: int = 0, p: HERSACParams = HERSAC_BITFLIPPING
+def _goal_sac_experiment(
+    p: _GoalSACParams, env: Any, policy_seed: Any, doc: str | None
 ) -> rk.Experiment:
-    """SAC with hindsight experience replay on 8-bit flipping with continuous actions
-    (``her=false``: plain SAC)."""
-    p.check("HER_SAC_BitFlipping")
-    env_seed, policy_seed = spawn_seeds(seed, 2)
-    env = bit_flipping_env(p.n_bits, env_seed, p.n_envs, continuous=True)
+    """SAC (with ``rk.HER(p.strategy, p.n_sampled_goal)`` unless ``p.her`` is False) on the
+    goal env ``env`` for ``p.total_steps`` steps, recording training returns."""
     her = rk.HER(p.strategy, p.n_sampled_goal) if p.her else None
     agent = rk.SAC.agent(
         env, seed=int_seed(policy_seed), her=her, device=p.device, compile=p.compile,
@@ -343,9 +339,21 @@ def HER_SAC_BitFlipping(
         env=env,
         stop_condition=rk.StopAfterNSteps(p.total_steps),
         hook=rk.TotalRewardPerEpisode(),
-        description=(HER_SAC_BitFlipping.__doc__ or "").strip(),
+        description=(doc or "").strip(),
         threads=1,
     )
+
+
+@rk.experiment
+def HER_SAC_BitFlipping(
+    seed: int = 0, p: HERSACParams = HERSAC_BITFLIPPING
+) -> rk.Experiment:
+    """SAC with hindsight experience replay on 8-bit flipping with continuous actions
+    (``her=false``: plain SAC)."""
+    p.check("HER_SAC_BitFlipping")
+    env_seed, policy_seed = spawn_seeds(seed, 2)
+    env = bit_flipping_env(p.n_bits, env_seed, p.n_envs, continuous=True)
+    return _goal_sac_experiment(p, env, policy_seed, HER_SAC_BitFlipping.__doc__)
 
 
 @rk.experiment
@@ -360,16 +368,4 @@ def HER_SAC_FetchReach(
     p.check("HER_SAC_FetchReach")
     env_seed, policy_seed = spawn_seeds(seed, 2)
     env = fetch_env(p.env, env_seed, p.n_envs)
-    her = rk.HER(p.strategy, p.n_sampled_goal) if p.her else None
-    agent = rk.SAC.agent(
-        env, seed=int_seed(policy_seed), her=her, device=p.device, compile=p.compile,
-        **p.algorithm_config(),
-    )  # fmt: skip
-    return rk.Experiment(
-        policy=agent,
-        env=env,
-        stop_condition=rk.StopAfterNSteps(p.total_steps),
-        hook=rk.TotalRewardPerEpisode(),
-        description=(HER_SAC_FetchReach.__doc__ or "").strip(),
-        threads=1,
-    )
+    return _goal_sac_experiment(p, env, policy_seed, HER_SAC_FetchReach.__doc__)
