@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from ...approximators.cnn import is_image_space
 from ...approximators.encoders import encoder_for
 from ...approximators.neural import NeuralNetworkApproximator
 from ...core.checks import non_negative_int
@@ -36,6 +35,7 @@ from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
     epsilon_explorer,
+    image_settings,
     keeps_masks,
     q_approximator,
     replay_learner_settings,
@@ -57,9 +57,10 @@ __all__ = [
 
 
 def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> None:
-    """Refuse an env a DQN-family MLP agent cannot act in, naming ``owner`` and the space: not
-    an rlkit environment, actions not ``Discrete``, observations not a (non-image) ``Box``
-    (``any_observation``: or any space an encoder takes, :func:`rlkit.encoder_for`: Discrete,
+    """Refuse an env a DQN-family agent cannot act in, naming ``owner`` and the space: not
+    an rlkit environment, actions not ``Discrete``, observations not a ``Box`` (images
+    included: the agent builds a CNN for them, :func:`.agent_parts.image_settings`;
+    ``any_observation``: or any space an encoder takes, :func:`rlkit.encoder_for`: Discrete,
     MultiBinary, MultiDiscrete, Dict, Tuple).
 
     Example:
@@ -87,11 +88,6 @@ def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> Non
         raise TypeError(
             f"{owner}: needs a Box observation space (arrays of numbers), got {space}; one-hot "
             f"encode discrete observations, or use a tabular learner (rk.TDLearner)"
-        )
-    if is_image_space(space):
-        raise ValueError(
-            f"{owner}: the observation space {space} holds images; the one-line agents build an "
-            f"MLP, for images use the image recipes (experiments/images.py, a CNN)"
         )
 
 
@@ -158,13 +154,16 @@ class ValueBasedAgent:
         cls, env: Any, *, seed: int | np.random.SeedSequence = 0, **hyperparameters: Any
     ) -> Agent:
         """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
-        observations of any space an encoder takes, :func:`rlkit.encoder_for`), inside
+        observations of any space an encoder takes, :func:`rlkit.encoder_for`; ``uint8``
+        images ``(C, H, W)`` go through a CNN, ``cnn``: docs/how-to/images.md), inside
         ``rk.QBasedPolicy`` with its explorer, paired with its replay as an ``rk.Agent``.
         ``hyperparameters`` override the defaults (an unknown name or a bad value is refused,
         naming it). ``seed``: a non-negative integer, or a numpy ``SeedSequence`` (its next
         five children are spawned: :class:`DQNSeeds`)."""
         hp = cls.hyperparameters.of(cls.name, hyperparameters)
         check_env_spaces(cls.name, env, cls.any_observation)
+        # images: the CNN body (and its paper's layer after it, unless hidden is given)
+        hp = image_settings(cls.name, env.state_space, hp, "hidden" in hyperparameters)
         if not isinstance(seed, np.random.SeedSequence):
             seed = non_negative_int(cls.name, "seed", seed)
         seeds = DQNSeeds.of(seed)

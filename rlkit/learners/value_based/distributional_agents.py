@@ -51,8 +51,9 @@ class C51(ValueBasedAgent):
     ) -> NeuralNetworkApproximator:
         """The categorical network: ``n_atoms`` logits per action."""
         net = categorical_network(
-            env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, seed=seed
-        )
+            env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, seed=seed,
+            cnn=hp.cnn,
+        )  # fmt: skip
         return network_approximator(net, hp)
 
 
@@ -86,7 +87,7 @@ class IQN(ValueBasedAgent):
         """The IQN network (cosine embedding of the fractions)."""
         net = iqn_network(
             env.state_space, env.action_space, hp.hidden, n_cos=hp.n_cos, n_acting=hp.n_acting,
-            seed=seed,
+            seed=seed, cnn=hp.cnn,
         )  # fmt: skip
         return network_approximator(net, hp)
 
@@ -120,6 +121,6 @@ class Rainbow(PrioritizedReplayAgent):
         """The categorical network with a dueling head of noisy streams."""
         net = categorical_network(
             env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, dueling=True,
-            noisy=True, sigma0=hp.sigma0, seed=seed,
+            noisy=True, sigma0=hp.sigma0, seed=seed, cnn=hp.cnn,
         )  # fmt: skip
         return network_approximator(net, hp)
