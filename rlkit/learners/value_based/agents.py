@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
+from ...approximators.cnn import is_image_space
 from ...approximators.encoders import encoder_for
 from ...approximators.neural import NeuralNetworkApproximator
 from ...core.checks import non_negative_int
@@ -52,7 +53,7 @@ from .qr_dqn import QRDQNLearner
 
 __all__ = [
     "ValueBasedAgent", "PrioritizedReplayAgent", "DQN", "QRDQN", "PrioritizedDQN",
-    "check_env_spaces", "her_sampler",
+    "check_env_spaces", "her_sampler", "state_dtype",
 ]  # fmt: skip
 
 
@@ -89,6 +90,18 @@ def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> Non
             f"{owner}: needs a Box observation space (arrays of numbers), got {space}; one-hot "
             f"encode discrete observations, or use a tabular learner (rk.TDLearner)"
         )
+
+
+def state_dtype(env: Any) -> Any:
+    """The dtype a replay stores ``env``'s observations in: ``uint8`` for images
+    (``rlkit/approximators/cnn.py``: ``is_image_space``), else None (the replay's default).
+
+    Example:
+        >>> import rlkit as rk
+        >>> state_dtype(rk.GymEnv("CartPole-v1")) is None
+        True
+    """
+    return np.uint8 if is_image_space(env.state_space) else None
 
 
 def her_sampler(owner: str, hp: Any, seed: np.random.SeedSequence, env: Any, replay: Any) -> HER:
@@ -213,12 +226,13 @@ class ValueBasedAgent:
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> Any:
-        """The replay: ``buffer_size`` transitions, the oldest overwritten; keeping the next
-        states' legal-action masks when ``env`` exposes them (:func:`.agent_parts.keeps_masks`:
-        ``legal_action_masks=False`` opts out), so the target's max is masked."""
+        """The replay: ``buffer_size`` transitions, the oldest overwritten (images kept as
+        ``uint8``, as the image recipes keep them); keeping the next states' legal-action masks
+        when ``env`` exposes them (:func:`.agent_parts.keeps_masks`: ``legal_action_masks=False``
+        opts out), so the target's max is masked."""
         return CircularArraySARTTrajectory(
             hp.buffer_size, env.state_space, env.action_space,
-            legal_action_masks=keeps_masks(env, hp),
+            legal_action_masks=keeps_masks(env, hp), state_dtype=state_dtype(env),
         )  # fmt: skip
 
 
@@ -236,8 +250,8 @@ class PrioritizedReplayAgent(ValueBasedAgent):
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
-        as :meth:`ValueBasedAgent.replay`)."""
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps (images and
+        masks: as :meth:`ValueBasedAgent.replay`)."""
         return PrioritizedCircularArraySARTTrajectory(
             hp.buffer_size,
             env.state_space,
@@ -247,6 +261,7 @@ class PrioritizedReplayAgent(ValueBasedAgent):
             beta_end=hp.beta_end,
             beta_steps=max(hp.n_gradient_steps, 1),
             legal_action_masks=keeps_masks(env, hp),
+            state_dtype=state_dtype(env),
         )
 
 
@@ -269,6 +284,17 @@ class DQN(ValueBasedAgent):
         >>> _ = rk.run(small, env, rk.StopAfterNSteps(200))
         >>> small.policy.learner.gradient_steps  # every 4th step after the 50 random ones
         38
+
+    On ``uint8`` image observations ``(C, H, W)`` the network starts with a CNN
+    (``rlkit/approximators/cnn.py``; ``cnn``: the Nature CNN for frames of 36x36 or more,
+    MinAtar's below) followed by its paper's layer (``hidden`` ``(512,)`` or ``(128,)`` unless
+    given), and the replay keeps ``uint8`` (docs/how-to/images.md):
+
+        >>> import torch
+        >>> breakout = rk.GymEnv(rk.make_minatar_env("MinAtar/Breakout-v1"), seed=0)
+        >>> q = rk.DQN.agent(breakout, seed=0, buffer_size=1000).policy.learner.model
+        >>> q[0].cnn, q(torch.zeros(1, 4, 10, 10, dtype=torch.uint8)).shape
+        ('minatar', torch.Size([1, 3]))
     """  # noqa: E501
 
     name = "DQN"

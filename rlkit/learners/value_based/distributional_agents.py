@@ -3,7 +3,9 @@
 the same seed's children, explorer, replay sampler and controller), each with its own network
 (``rlkit/approximators/distributional.py``) and learner. Like ``rk.DQN.agent`` they take
 observations of any space an encoder takes (``Dict``, ``Tuple``, ``Discrete``, ...:
-:func:`rlkit.encoder_for`, the encoder ``q_network`` puts first). The recipes of
+:func:`rlkit.encoder_for`, the encoder ``q_network`` puts first) and ``uint8`` images
+``(C, H, W)``, through a CNN body (``cnn``: by default the Nature CNN for frames of 36x36 or
+more, MinAtar's below; docs/how-to/images.md). The recipes of
 ``experiments/distributional.py`` build their agents through them.
 """
 
@@ -106,6 +108,10 @@ class Rainbow(PrioritizedReplayAgent):
         >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
         >>> agent.policy.learner.double, agent.policy.learner.gradient_steps
         (True, 13)
+        >>> breakout = rk.GymEnv(rk.make_minatar_env("MinAtar/Breakout-v1"), seed=0)
+        >>> rainbow = rk.Rainbow.agent(breakout, seed=0, buffer_size=1000)  # MinAtar's CNN
+        >>> rainbow.policy.learner.model[0].cnn, rainbow.trajectory.state.dtype
+        ('minatar', dtype('uint8'))
     """
 
     name = "Rainbow"
