@@ -254,3 +254,26 @@ def test_an_unknown_cnn_is_refused_naming_the_agent():
     with pytest.raises(ValueError, match=r"DQN: cnn must be None \(chosen by the frame size\) "
                        r"or one of \['nature', 'minatar'\], got 'impala'"):  # fmt: skip
         rk.DQN.agent(frames(), seed=0, cnn="impala")
+
+
+# ---- trained image agents save and load (rk.save / rk.load) ----
+
+
+@pytest.mark.parametrize("structured", [False, True], ids=["image", "dict"])
+@pytest.mark.parametrize("algorithm", [rk.DQN, rk.Rainbow, rk.PPO, rk.SAC], ids=lambda a: a.name)
+def test_a_loaded_image_agent_acts_as_the_trained_one(algorithm, structured, tmp_path):
+    actions = gym.spaces.Box(-1, 1, (1,)) if algorithm is rk.SAC else None
+    env = frames((2, 10, 10), structured=structured, actions=actions)
+    kw = (
+        {"n_steps": 16, "batch_size": 16}
+        if algorithm is rk.PPO
+        else {"learning_starts": 16, "buffer_size": 100, "batch_size": 8}
+    )
+    agent = algorithm.agent(env, seed=0, **kw)
+    rk.run(agent, env, rk.StopAfterNSteps(40))
+    rk.save(agent, tmp_path / "agent.rlkit")
+    loaded = rk.load(tmp_path / "agent.rlkit", env=env)
+    env.state_space.seed(1)
+    observations = [env.state_space.sample() for _ in range(20)]
+    trained = [np.asarray(agent.predict(o)).tolist() for o in observations]
+    assert trained == [np.asarray(loaded.predict(o)).tolist() for o in observations]
