@@ -42,6 +42,11 @@ Dopamine's own ``labs/environments/minatar/rainbow_breakout.gin`` (its "simplifi
 no noise, no dueling, no double) uses Adam's rate 2.5e-4; the recipe keeps the study's 1e-4,
 the same as ``DQN_MinAtarBreakout``'s, so the two recipes differ only in the algorithm.
 
+The one-line agents build the same networks on image observations: ``rk.DQN.agent(env,
+seed=s, **hyperparameters)`` and ``rk.Rainbow.agent`` with ``DQN_MinAtarBreakout``'s and
+``Rainbow_MinAtarBreakout``'s parameters, on the recipe's environment, learn the recipe's
+parameters bit for bit (``tests/learners/test_image_agents.py``).
+
 Swapping the learner (Rainbow, C51) is one function: :func:`image_dqn_experiment` takes a
 ``make_learner(q, p, seeds)`` and a ``model`` (the network builder); the env, the replay, the
 explorer and the hooks stay.

@@ -94,7 +94,23 @@ def test_the_images_example_prints_what_the_page_shows(capsys):
 
     pytest.importorskip("minatar")
     pytest.importorskip("ale_py")
-    page = DOCS / "how-to" / "images.md"
-    out = _run(_example("DQN_MinAtarBreakout\", seed=0"), capsys)
-    shown = re.search(r"prints\n\n```text\n(.*?)```", page.read_text(), flags=re.S).group(1)
-    assert out == shown.strip().splitlines()
+    marker = "DQN_MinAtarBreakout\", seed=0"
+    out = _run(_example(marker), capsys)
+    assert out == _shown_after(DOCS / "how-to" / "images.md", marker)
+
+
+def test_the_one_line_image_agents_example_prints_what_the_page_shows(capsys):
+    import pytest
+
+    pytest.importorskip("minatar")
+    marker = "rk.Rainbow.agent(env, seed=0, buffer_size=1000"
+    out = _run(_example(marker), capsys)
+    assert out == _shown_after(DOCS / "how-to" / "images.md", marker)
+
+
+def _shown_after(page: Path, marker: str) -> list[str]:
+    """The lines of the first ``prints`` block after ``marker`` on ``page``."""
+    text = page.read_text()
+    after = text[text.index(marker):]
+    shown = re.search(r"prints\n\n```text\n(.*?)```", after, flags=re.S).group(1)
+    return shown.strip().splitlines()

@@ -40,6 +40,7 @@ __all__ = [
     "is_image_space",
     "nature_cnn_features",
     "cnn_hidden",
+    "image_cnn",
     "init_default",
 ]
 
@@ -83,6 +84,60 @@ def cnn_hidden(cnn: str) -> tuple[int, ...]:
     """
     _check_name("cnn_hidden", cnn)
     return CNN_HIDDEN[cnn]
+
+
+def image_cnn(owner: str, space: Any, cnn: str | None = None) -> str:
+    """The CNN body for image observations of ``space`` (:func:`is_image_space`), as the image
+    recipes pick it: ``cnn`` when given, else ``"nature"`` (Mnih et al. 2015) when the frames
+    are large enough for its 8x8/4, 4x4/2, 3x3/1 kernels (36x36 or more: Atari's 84x84),
+    else ``"minatar"`` (Young & Tian 2019: one 3x3/1 kernel, MinAtar's 10x10). A space that
+    is not an image, frames laid out ``(H, W, C)`` (the last dimension the smallest), frames
+    too small for the body, or an unknown ``cnn`` is a ``ValueError`` naming ``owner``, the
+    space and what is expected.
+
+    Example:
+        >>> import gymnasium as gym, numpy as np
+        >>> image_cnn("DQN", gym.spaces.Box(0, 255, (4, 84, 84), np.uint8))
+        'nature'
+        >>> image_cnn("DQN", gym.spaces.Box(0, 1, (4, 10, 10), np.uint8))
+        'minatar'
+        >>> image_cnn("DQN", gym.spaces.Box(0, 255, (1, 2, 2), np.uint8))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: DQN: the image observations of Box(0, 255, (1, 2, 2), uint8) are 2x2 ...
+    """
+    if cnn is not None:
+        _check_name(owner, cnn)
+    if not is_image_space(space):
+        raise ValueError(
+            f"{owner}: a CNN needs image observations (a uint8 Box of shape (C, H, W), "
+            f"channels first), got {space}"
+            + (f" with cnn={cnn!r}; leave cnn=None for an MLP" if cnn is not None else "")
+        )
+    c, h, w = (int(n) for n in space.shape)
+    if w < min(c, h):
+        raise ValueError(
+            f"{owner}: the image observations of {space} look laid out (H, W, C) (the last "
+            f"dimension is the smallest); rlkit's CNNs read (C, H, W): wrap the gymnasium env "
+            f"with rlkit.envs.images.ChannelsFirst"
+        )
+    names = (cnn,) if cnn is not None else CNN_NAMES  # the larger body first
+    for name in names:
+        if _conv_output((c, h, w), CNN_LAYERS[name]) > 0:
+            return name
+    needs = {n: _smallest_frame(CNN_LAYERS[n]) for n in names}
+    raise ValueError(
+        f"{owner}: the image observations of {space} are {h}x{w} frames, too small for "
+        + " or ".join(f"the {n!r} CNN (at least {k}x{k})" for n, k in needs.items())
+    )
+
+
+def _smallest_frame(layers: tuple[tuple[int, int, int], ...]) -> int:
+    """The side of the smallest square frame ``layers`` give one output position for."""
+    side = 1
+    for _, kernel, stride in reversed(layers):
+        side = (side - 1) * stride + kernel
+    return side
 
 
 def _check_name(owner: str, cnn: Any) -> None:

@@ -323,9 +323,10 @@ def categorical_network(
 
     Other observation spaces (``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict``,
     ``Tuple``) go through their encoder first, as in ``q_network``
-    (``rlkit/approximators/encoders``; ``cnn`` names the CNN body of image keys, default
-    ``"nature"``); such a network takes batches only. An encoder of ``Box`` keys has no
-    parameters, so a ``Dict`` of them gives the weights of the flattened observation's network.
+    (``rlkit/approximators/encoders``; ``cnn`` names the CNN body of image keys; None:
+    chosen by their frame size); such a network takes batches only. An encoder of ``Box``
+    keys has no parameters, so a ``Dict`` of them gives the weights of the flattened
+    observation's network.
     With ``cnn`` (``"nature"`` or ``"minatar"``) a ``Box`` of ``uint8`` images ``(C, H, W)``
     goes through that CNN body (``rlkit/approximators/cnn.py``, pixels scaled inside, the
     learners hand it ``uint8`` batches), then the layers above; the body and the rest are
@@ -353,7 +354,7 @@ def categorical_network(
     n_actions = int(action_space.n)
     image = cnn is not None and isinstance(state_space, gym.spaces.Box) and state_space.shape != ()
     if image:  # the CNN body from the seed's first child, the rest from its second
-        encoder, seed = _image_body(state_space, cnn, seed)
+        encoder, seed = _image_body(owner, state_space, cnn, seed)
     else:
         encoder = observation_encoder(owner, state_space, cnn, seed)
     generator = torch_generator(seed)
@@ -386,15 +387,15 @@ def categorical_network(
 
 
 def _image_body(
-    state_space: Any, cnn: str, seed: int | np.random.SeedSequence | None
+    owner: str, state_space: Any, cnn: str, seed: int | np.random.SeedSequence | None
 ) -> tuple[nn.Module, np.random.SeedSequence]:
     """:func:`~rlkit.approximators.neural.image_body` (seeded as ``q_network(..., cnn=...)``
-    seeds its body), refused by name on non-image observations."""
+    seeds its body), refused naming ``owner`` on non-image observations."""
     from .cnn import is_image_space
 
     if not is_image_space(state_space):
         raise ValueError(
-            f"categorical_network: cnn={cnn!r} needs image observations (a uint8 Box of shape "
+            f"{owner}: cnn={cnn!r} needs image observations (a uint8 Box of shape "
             f"(C, H, W), channels first), got {state_space}; leave cnn=None for an MLP"
         )
     return image_body(state_space, cnn, seed)
@@ -406,8 +407,8 @@ def observation_encoder(
     """None for observations of a ``Box`` space of at least one dimension (flattened by the
     network, as always), else the encoder of ``state_space`` that ``q_network`` puts first
     (:func:`rlkit.encoder_for`: ``Discrete`` one-hot, ``Dict``/``Tuple`` concatenated, image
-    keys through the ``cnn`` body, default ``"nature"``); a space no encoder takes is a
-    ``TypeError`` naming ``owner``.
+    keys through the ``cnn`` body, or the one their frame size fits when None); a space no
+    encoder takes is a ``TypeError`` naming ``owner``.
 
     Example:
         >>> import gymnasium as gym
@@ -423,7 +424,7 @@ def observation_encoder(
     if isinstance(state_space, gym.spaces.Box) and state_space.shape != ():
         return None
     try:
-        return encoder_for(state_space, cnn=cnn or "nature", seed=seed)
+        return encoder_for(state_space, cnn=cnn, seed=seed)
     except TypeError as error:
         raise TypeError(f"{owner}: {error}") from None
 
@@ -548,9 +549,12 @@ class EncodedIQNNetwork(IQNNetwork):
         return self._quantiles_of(self.encoder(obs), taus)
 
     def forward(self, obs: Any) -> torch.Tensor:
-        x = self.encoder(obs)  # (B, n_features)
+        x = self.encoder(obs)  # (B, n_features); a CNN body also takes one image (C, H, W)
+        single = x.dim() == 1
+        x = x.unsqueeze(0) if single else x
         taus = self.acting_fractions.expand(x.shape[0], -1)
-        return self._quantiles_of(x, taus).flatten(1)  # (B, n_acting * n_actions)
+        out = self._quantiles_of(x, taus).flatten(1)  # (B, n_acting * n_actions)
+        return out[0] if single else out
 
 
 def iqn_network(
@@ -567,7 +571,10 @@ def iqn_network(
     ``Discrete`` action space, initialised from ``seed``. Other observation spaces
     (``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict``, ``Tuple``) give an
     :class:`EncodedIQNNetwork` whose encoder is ``q_network``'s
-    (:func:`observation_encoder`; ``cnn`` names the CNN body of image keys).
+    (:func:`observation_encoder`; ``cnn`` names the CNN body of image keys). With ``cnn``, a
+    ``Box`` of ``uint8`` images ``(C, H, W)`` gives an :class:`EncodedIQNNetwork` on that CNN
+    body (``rlkit/approximators/cnn.py``), the body and the rest initialised from two children
+    of ``seed``, as ``categorical_network(..., cnn=...)``.
 
     Example:
         >>> import gymnasium as gym, torch
@@ -580,6 +587,14 @@ def iqn_network(
     owner = "iqn_network"
     if not isinstance(action_space, gym.spaces.Discrete):
         raise TypeError(f"{owner}: action_space must be gymnasium Discrete, got {action_space}")
+    if cnn is not None and isinstance(state_space, gym.spaces.Box) and state_space.shape != ():
+        body, head_seed = _image_body(owner, state_space, cnn, seed)
+        net = EncodedIQNNetwork(
+            body, int(action_space.n), hidden, n_cos=n_cos, n_acting=n_acting,
+            generator=torch_generator(head_seed),
+        )  # fmt: skip
+        net.pixel_input = True  # the learners hand it uint8 observations as they are
+        return net
     encoder = observation_encoder(owner, state_space, cnn, seed)
     kwargs = {"n_cos": n_cos, "n_acting": n_acting, "generator": torch_generator(seed)}
     if encoder is not None:

@@ -507,7 +507,7 @@ def _encoded_q_network(
     from .encoders import encoder_for
 
     try:
-        encoder = encoder_for(state_space, cnn=cnn or "nature", seed=seed)
+        encoder = encoder_for(state_space, cnn=cnn, seed=seed)
     except TypeError as error:
         raise TypeError(f"q_network: {error}") from None
     head = mlp(

@@ -105,7 +105,12 @@ register_module(
 def _combined_encoder(a: dict[str, Any]) -> nn.Module:
     from .spaces import space_from_json
 
-    return CombinedEncoder(space_from_json(a["space"]), cnn=str(a["cnn"]), seed=0)
+    return CombinedEncoder(space_from_json(a["space"]), cnn=_cnn_name(a["cnn"]), seed=0)
+
+
+def _cnn_name(cnn: Any) -> str | None:
+    """A saved ``CombinedEncoder``'s ``cnn``: a body's name, or None (chosen per image key)."""
+    return None if cnn is None else str(cnn)
 
 
 def _combined_to_json(m: CombinedEncoder) -> dict[str, Any]:

@@ -279,7 +279,9 @@ class BuiltPolicy(StochasticPolicy):
 
     @classmethod
     def agent(cls, env: Any, *, seed: int = 0, **config: Any) -> Agent:
-        """A new policy for ``env`` and the rollout it learns from, as an ``rk.Agent``."""
+        """A new policy for ``env`` and the rollout it learns from, as an ``rk.Agent``
+        (``uint8`` image observations: the policies of ``actor_critic_model`` put a CNN first,
+        docs/how-to/images.md)."""
         policy = cls(env, seed=seed, **config)
         return Agent(policy, RolloutTrajectory(policy.config["n_steps"], _n_envs(env)))
 

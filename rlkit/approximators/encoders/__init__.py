@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 from torch import nn
 
-from ..cnn import is_image_space
+from ..cnn import image_cnn, is_image_space
 from .combined import CombinedEncoder
 from .flatten import FlattenEncoder
 from .image import ImageKeyEncoder
@@ -61,11 +61,13 @@ ENCODERS = (
 )
 
 
-def encoder_for(space: Any, *, cnn: str = "nature", seed: Any = 0) -> nn.Module:
+def encoder_for(space: Any, *, cnn: str | None = None, seed: Any = 0) -> nn.Module:
     """The encoder of observations of ``space`` (see the module docstring); ``cnn`` names the
-    CNN body of image ``Box`` spaces (``"nature"`` or ``"minatar"``), ``seed`` seeds the
-    initial weights of the encoders that have any (image keys). A space no encoder takes
-    (``Text``, ``Graph``, ``Sequence``, ...) is a ``TypeError`` naming it.
+    CNN body of image ``Box`` spaces (``"nature"`` or ``"minatar"``; None: chosen by each
+    image's frame size, ``rlkit.approximators.cnn.image_cnn``: the Nature CNN for 36x36 or
+    more, MinAtar's below), ``seed`` seeds the initial weights of the encoders that have any
+    (image keys). A space no encoder takes (``Text``, ``Graph``, ``Sequence``, ...) is a
+    ``TypeError`` naming it; an image too small for the CNN a ``ValueError``.
 
     Example:
         >>> import gymnasium as gym
@@ -75,7 +77,7 @@ def encoder_for(space: Any, *, cnn: str = "nature", seed: Any = 0) -> nn.Module:
     if isinstance(space, (gym.spaces.Dict, gym.spaces.Tuple)):
         return CombinedEncoder(space, cnn=cnn, seed=seed)
     if is_image_space(space):
-        return ImageKeyEncoder(space, cnn, seed=seed)
+        return ImageKeyEncoder(space, image_cnn("encoder_for", space, cnn), seed=seed)
     if isinstance(space, gym.spaces.Box):
         return FlattenEncoder(space)
     if isinstance(space, gym.spaces.Discrete):

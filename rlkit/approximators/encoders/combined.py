@@ -43,7 +43,8 @@ _FLAT = (FlattenEncoder, MultiBinaryEncoder)
 
 class CombinedEncoder(nn.Module):
     """One encoder per key of a ``Dict``/``Tuple`` space, concatenated (see the module
-    docstring). ``cnn`` names the CNN body of image keys (``"nature"`` or ``"minatar"``).
+    docstring). ``cnn`` names the CNN body of image keys (``"nature"`` or ``"minatar"``; None:
+    chosen by each key's frame size, as :func:`~rlkit.encoder_for`).
 
     Attributes:
         space: the ``Dict``/``Tuple`` space it encodes; ``cnn``: the CNN body's name.
@@ -58,7 +59,7 @@ class CombinedEncoder(nn.Module):
         5
     """
 
-    def __init__(self, space: gym.spaces.Dict | gym.spaces.Tuple, *, cnn: str = "nature",
+    def __init__(self, space: gym.spaces.Dict | gym.spaces.Tuple, *, cnn: str | None = None,
                  seed: Any = 0) -> None:  # fmt: skip
         super().__init__()
         if not is_structured_space(space):

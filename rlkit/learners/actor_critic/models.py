@@ -8,7 +8,8 @@ drawn from a local ``torch.Generator`` so torch's global random state is neither
 * :class:`ContinuousCritic`: ``n_critics`` Q-networks ``(obs, action) -> Q``.
 
 Each takes an optional ``encoder`` of the observation space (``Dict``, ``Tuple``, ``Discrete``,
-...: ``rlkit/approximators/encoders``); without one a ``Box`` observation is flattened.
+...: ``rlkit/approximators/encoders``; images: :func:`observation_features`); without one a
+``Box`` observation is flattened.
 
 Example:
     >>> import torch
@@ -29,6 +30,7 @@ import torch.nn.functional as F
 from torch import nn
 
 __all__ = [
+    "observation_features",
     "torch_generator",
     "mlp",
     "MLP",
@@ -46,6 +48,30 @@ def torch_generator(seed: int | np.random.SeedSequence) -> torch.Generator:
     if isinstance(seed, np.random.SeedSequence):
         seed = int(seed.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
     return torch.Generator().manual_seed(int(seed))
+
+
+def observation_features(owner: str, space: Any, config: dict, seed: Any) -> nn.Module | None:
+    """The encoder the actor and each critic put before their MLPs: for ``uint8`` images
+    ``(C, H, W)`` (``rlkit/approximators/cnn.py``) a CNN body (the one the frame size fits,
+    ``image_cnn``: the Nature CNN for 36x36 or more, MinAtar's below), a 512-unit ``Linear``
+    and a ReLU, Stable-Baselines3's ``CnnPolicy`` (``NatureCNN``, ``features_dim=512``) of
+    SAC, TD3 and DDPG; otherwise the policy-gradient models' ``observation_encoder`` (None
+    for a ``Box``: flattened).
+
+    Example:
+        >>> import gymnasium as gym
+        >>> frames = gym.spaces.Box(0, 255, (1, 10, 10), np.uint8)
+        >>> observation_features("SAC", frames, {}, 0).n_features
+        512
+    """
+    from ...approximators.cnn import image_cnn, is_image_space
+    from ...approximators.encoders import ImageKeyEncoder
+    from ..policy_gradient.cnn_models import FEATURES
+    from ..policy_gradient.models import observation_encoder
+
+    if is_image_space(space):
+        return ImageKeyEncoder(space, image_cnn(owner, space), features=FEATURES, seed=seed)
+    return observation_encoder(owner, space, config, seed)
 
 
 def _linear(n_in: int, n_out: int, generator: torch.Generator) -> nn.Linear:

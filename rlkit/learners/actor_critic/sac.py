@@ -43,7 +43,7 @@ from ...core.checks import positive_int
 from ...core.dispatch import update
 from ..builder import Batch, build_policy
 from ..hyperparameters import hidden_sizes, layers_from_hidden
-from ..policy_gradient.models import observation_encoder, observation_size
+from ..policy_gradient.models import observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
@@ -51,7 +51,7 @@ from .common import (
     adam,
     mse,
 )
-from .models import ContinuousCritic, GaussianActor, torch_generator
+from .models import ContinuousCritic, GaussianActor, observation_features, torch_generator
 
 __all__ = [
     "SAC",
@@ -182,7 +182,7 @@ def actor_loss(policy, model, dist_class, batch):
 def sac_model(state_space, action_space, dist_class, config, seed):
     """Gaussian actor, ``n_critics`` critics and their target; ``log_ent_coef`` if learned."""
     generator = torch_generator(seed)
-    encoder = observation_encoder("sac_model", state_space, config, seed)
+    encoder = observation_features("sac_model", state_space, config, seed)  # images: a CNN
     n_obs = observation_size("sac_model", state_space) if encoder is None else encoder.n_features
     n_actions = int(np.prod(action_space.shape))
     hidden = hidden_sizes("sac_model", config["hidden"])

@@ -39,7 +39,7 @@ from ...core.checks import finite_float, positive_int
 from ...core.dispatch import update
 from ..builder import Batch, build_policy
 from ..hyperparameters import hidden_sizes, layers_from_hidden
-from ..policy_gradient.models import observation_encoder, observation_size
+from ..policy_gradient.models import observation_size
 from .common import (
     OFF_POLICY_DEFAULTS,
     ActorCriticModel,
@@ -47,7 +47,12 @@ from .common import (
     adam,
     mse,
 )
-from .models import ContinuousCritic, DeterministicActor, torch_generator
+from .models import (
+    ContinuousCritic,
+    DeterministicActor,
+    observation_features,
+    torch_generator,
+)
 
 __all__ = [
     "TD3",
@@ -114,7 +119,7 @@ def actor_loss(policy, model, dist_class, batch):
 def td3_model(state_space, action_space, dist_class, config, seed):
     """Deterministic actor, ``n_critics`` critics, and targets of both."""
     generator = torch_generator(seed)
-    encoder = observation_encoder("td3_model", state_space, config, seed)
+    encoder = observation_features("td3_model", state_space, config, seed)  # images: a CNN
     n_obs = observation_size("td3_model", state_space) if encoder is None else encoder.n_features
     n_actions = int(np.prod(action_space.shape))
     hidden = hidden_sizes("td3_model", config["hidden"])

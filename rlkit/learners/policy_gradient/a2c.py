@@ -48,7 +48,7 @@ A2C_DEFAULTS = {
     "hidden": (64, 64),
     "activation": "tanh",
     "log_std_init": 0.0,
-    "cnn": None,  # image observations: "nature" or "minatar" (SB3's CnnPolicy)
+    "cnn": None,  # image observations: "nature" or "minatar" (SB3's CnnPolicy); None: by size
 }
 
 

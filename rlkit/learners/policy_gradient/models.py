@@ -135,7 +135,8 @@ def observation_encoder(owner: str, space: Any, config: dict, seed: Any) -> nn.M
     """The encoder of observations of ``space`` for an MLP (``rlkit/approximators/encoders``):
     None for a ``Box`` of at least one dimension (flattened by the model, as always), else
     the encoder of a ``Discrete``, ``MultiBinary``, ``MultiDiscrete``, ``Dict`` or ``Tuple``
-    space (image keys inside a ``Dict`` use ``config``'s ``cnn``, default ``"nature"``); a
+    space (image keys inside a ``Dict`` use ``config``'s ``cnn``, else the body their frame
+    size fits, ``rlkit.approximators.cnn.image_cnn``); a
     space without an encoder is refused naming ``owner``.
 
     Example:
@@ -150,7 +151,7 @@ def observation_encoder(owner: str, space: Any, config: dict, seed: Any) -> nn.M
     if isinstance(space, gym.spaces.Box) and space.shape != ():
         return None
     try:
-        return encoder_for(space, cnn=config.get("cnn") or "nature", seed=seed)
+        return encoder_for(space, cnn=config.get("cnn"), seed=seed)
     except TypeError as error:
         raise TypeError(f"{owner}: {error}") from None
 
@@ -181,10 +182,10 @@ def actor_critic_model(
 ) -> ActorCritic:
     """``model_fn`` of the policy-gradient learners: an :class:`ActorCritic` sized for the
     spaces, with ``config`` keys ``hidden`` (default (64, 64)), ``activation`` ("tanh") and
-    ``log_std_init`` (0.0). For image observations (``uint8`` ``(C, H, W)``) and ``config``'s
-    ``cnn`` (``"nature"`` or ``"minatar"``; PPO and A2C take it), Stable-Baselines3's
-    ``CnnPolicy`` network (``rlkit/learners/policy_gradient/cnn_models.py``); an image space
-    without ``cnn`` is refused, as an MLP on raw pixels."""
+    ``log_std_init`` (0.0). For image observations (``uint8`` ``(C, H, W)``),
+    Stable-Baselines3's ``CnnPolicy`` network (``rlkit/learners/policy_gradient/cnn_models.py``)
+    on ``config``'s ``cnn`` (``"nature"`` or ``"minatar"``; PPO and A2C take it), or, when it
+    is None, on the body the frame size fits (``rlkit.approximators.cnn.image_cnn``)."""
     if isinstance(seed, np.random.SeedSequence):
         seed = int(seed.generate_state(1, dtype=np.uint32)[0] >> 1)
     gaussian = issubclass(dist_class, DiagGaussian)
@@ -197,7 +198,7 @@ def actor_critic_model(
         return cnn_actor_critic(
             state_space,
             dist_class.n_inputs(action_space),
-            config,
+            {**config, "cnn": cnn},  # the body chosen (config's, or by the frame size)
             seed,
             gaussian_actions=n_actions if gaussian else 0,
             log_std_init=config.get("log_std_init", 0.0),
@@ -226,24 +227,14 @@ def actor_critic_model(
 
 
 def _checked_cnn(state_space: Any, config: dict) -> str | None:
-    """``config``'s ``cnn`` for an image space; refuses an image space without one (an MLP on
-    raw pixels), an unknown name, and a CNN for observations that are not images."""
-    from ...approximators.cnn import CNN_NAMES, is_image_space
+    """The CNN body for an image space (``rlkit/approximators/cnn.py``: ``image_cnn``):
+    ``config``'s ``cnn`` (PPO and A2C take it), else the one the frame size fits (the Nature
+    CNN for 36x36 or more, MinAtar's below), as Stable-Baselines3's ``CnnPolicy``; None (an
+    MLP) for other observations. Refuses an unknown name, frames too small or laid out
+    ``(H, W, C)``, and a CNN for observations that are not images."""
+    from ...approximators.cnn import image_cnn, is_image_space
 
     cnn = config.get("cnn")
-    image = is_image_space(state_space)
-    if image and cnn is None:
-        raise ValueError(
-            f"actor_critic_model: the observations are uint8 images of shape "
-            f"{tuple(state_space.shape)} ({state_space}), but the model asked for is an MLP "
-            f"(hidden={config.get('hidden', (64, 64))}) on raw pixels; give cnn= one of "
-            f"{list(CNN_NAMES)} (PPO and A2C take it: rk.PPO(env, cnn='nature'))"
-        )
-    if cnn is not None and cnn not in CNN_NAMES:
-        raise ValueError(f"actor_critic_model: cnn must be one of {list(CNN_NAMES)}, got {cnn!r}")
-    if cnn is not None and not image:
-        raise ValueError(
-            f"actor_critic_model: cnn={cnn!r} needs image observations (a uint8 Box of shape "
-            f"(C, H, W)), got {state_space}"
-        )
-    return cnn
+    if cnn is None and not is_image_space(state_space):
+        return None
+    return image_cnn("actor_critic_model", state_space, cnn)

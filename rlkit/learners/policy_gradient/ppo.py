@@ -12,10 +12,13 @@ when ``clip_range_vf`` is set), entropy bonus weighted by ``ent_coef``. With ``t
 epoch stops before the step whose approximate KL exceeds ``1.5 * target_kl``. ``lr``,
 ``clip_range`` and ``ent_coef`` may be ``Schedule`` objects (counted in env transitions).
 
-Defaults are Stable-Baselines3's. Differences: the network is always two separate MLPs (SB3's
-default ``MlpPolicy`` for PPO too); the value targets of truncated steps bootstrap from the value
-of the final state inside GAE instead of adding ``gamma * V(final)`` to the reward (the same
-numbers).
+Defaults are Stable-Baselines3's. Differences: the network is two separate MLPs (SB3's
+default ``MlpPolicy`` for PPO too), or, for ``uint8`` image observations ``(C, H, W)``, SB3's
+``CnnPolicy`` (a CNN body shared by the policy and the value function: the Nature CNN for
+frames of 36x36 or more, MinAtar's below, or the ``cnn`` hyperparameter's;
+``rlkit/learners/policy_gradient/cnn_models.py``); the value targets of truncated steps
+bootstrap from the value of the final state inside GAE instead of adding ``gamma * V(final)``
+to the reward (the same numbers).
 
 Example:
     >>> import rlkit as rk
@@ -23,6 +26,9 @@ Example:
     >>> hook = rk.run(agent, rk.GymEnv("CartPole-v1", seed=0), rk.StopAfterNSteps(128))
     >>> agent.policy.updates, sorted(rk.statistics(agent.policy))[:3]
     (2, ['approx_kl', 'clip_fraction', 'entropy_loss'])
+    >>> breakout = rk.GymEnv(rk.make_minatar_env("MinAtar/Breakout-v1"), seed=0)
+    >>> rk.PPO.agent(breakout, seed=0).policy.model.encoder.cnn  # 10x10 frames
+    'minatar'
 """
 
 from __future__ import annotations
@@ -63,7 +69,7 @@ PPO_DEFAULTS = {
     "hidden": (64, 64),
     "activation": "tanh",
     "log_std_init": 0.0,
-    "cnn": None,  # image observations: "nature" or "minatar" (SB3's CnnPolicy)
+    "cnn": None,  # image observations: "nature" or "minatar" (SB3's CnnPolicy); None: by size
 }
 
 

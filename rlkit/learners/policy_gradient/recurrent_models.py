@@ -269,7 +269,7 @@ def recurrent_actor_critic_model(
     ``activation`` ("tanh"), ``ortho_init`` (True) and ``log_std_init`` (0.0). Observations
     other than a ``Box`` (``Dict``, ``Tuple``, ``Discrete``, ...) go through the encoder of
     their space (``observation_encoder``; image keys inside a ``Dict`` use ``config``'s
-    ``cnn``, default ``"nature"``).
+    ``cnn``, else the body their frame size fits).
 
     Example:
         >>> from rlkit.policies.distributions import Categorical

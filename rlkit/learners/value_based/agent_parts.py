@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from ...approximators.cnn import cnn_hidden, image_cnn, is_image_space
 from ...approximators.neural import NeuralNetworkApproximator, TargetNetwork, q_network
 from ...core.seeding import spawn_seeds
 from ...envs.masks import find_action_masks
@@ -39,6 +41,7 @@ __all__ = [
     "DQNSeeds",
     "adam",
     "network_approximator",
+    "image_settings",
     "q_approximator",
     "target_network",
     "replay_sampler",
@@ -109,11 +112,38 @@ def network_approximator(net: torch.nn.Module, p: Any) -> NeuralNetworkApproxima
     )
 
 
+def image_settings(owner: str, space: Any, p: Any, hidden_given: bool) -> Any:
+    """``p`` for observations of ``space``: on images (``rlkit/approximators/cnn.py``:
+    ``is_image_space``) with ``cnn`` the body :func:`~rlkit.approximators.cnn.image_cnn` picks
+    (``p.cnn`` when set: the Nature CNN for frames of 36x36 or more, MinAtar's below) and,
+    unless ``hidden_given``, ``hidden`` the paper's layer after that body (``(512,)``,
+    ``(128,)``: Stable-Baselines3's ``CnnPolicy`` is the Nature CNN's 512 features then the
+    output layer); other spaces keep ``p`` (a ``cnn`` set for a ``Box`` that is not an image is
+    refused naming ``owner`` and the space; on a ``Dict`` it names the body of image keys).
+
+    Example:
+        >>> import gymnasium as gym, numpy as np
+        >>> from rlkit.learners.value_based.dqn_hyperparameters import DQNHyperparameters
+        >>> frames = gym.spaces.Box(0, 1, (4, 10, 10), np.uint8)
+        >>> hp = image_settings("DQN", frames, DQNHyperparameters(), hidden_given=False)
+        >>> hp.cnn, hp.hidden
+        ('minatar', (128,))
+    """
+    cnn = getattr(p, "cnn", None)
+    boxed = isinstance(space, gym.spaces.Box) and space.shape != ()
+    if not (is_image_space(space) or (cnn is not None and boxed)):
+        return p
+    cnn = image_cnn(owner, space, cnn)
+    return dataclasses.replace(p, cnn=cnn, hidden=p.hidden if hidden_given else cnn_hidden(cnn))
+
+
 def q_approximator(
     env: Any, p: Any, seed: np.random.SeedSequence, *, n_quantiles: int | None = None
 ) -> NeuralNetworkApproximator:
     """A ReLU MLP of ``p.hidden`` layers (one value per action, or ``n_quantiles`` per action)
-    for ``env``'s spaces, initialised from ``seed``, as :func:`network_approximator`.
+    for ``env``'s spaces, after the CNN body ``p.cnn`` on image observations (and on image
+    keys of a ``Dict``; absent or None: an MLP, image keys' bodies chosen by size),
+    initialised from ``seed``, as :func:`network_approximator`.
 
     Example:
         >>> import rlkit as rk
@@ -122,7 +152,10 @@ def q_approximator(
         >>> q.model(torch.zeros(1, 4)).shape
         torch.Size([1, 2])
     """  # noqa: E501
-    net = q_network(env.state_space, env.action_space, p.hidden, n_quantiles=n_quantiles, seed=seed)
+    net = q_network(
+        env.state_space, env.action_space, p.hidden, n_quantiles=n_quantiles, seed=seed,
+        cnn=getattr(p, "cnn", None),
+    )  # fmt: skip
     return network_approximator(net, p)
 
 

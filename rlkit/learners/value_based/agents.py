@@ -36,6 +36,7 @@ from ...trajectories.prioritized import PrioritizedCircularArraySARTTrajectory
 from .agent_parts import (
     DQNSeeds,
     epsilon_explorer,
+    image_settings,
     keeps_masks,
     q_approximator,
     replay_learner_settings,
@@ -52,14 +53,15 @@ from .qr_dqn import QRDQNLearner
 
 __all__ = [
     "ValueBasedAgent", "PrioritizedReplayAgent", "DQN", "QRDQN", "PrioritizedDQN",
-    "check_env_spaces", "her_sampler",
+    "check_env_spaces", "her_sampler", "state_dtype",
 ]  # fmt: skip
 
 
 def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> None:
-    """Refuse an env a DQN-family MLP agent cannot act in, naming ``owner`` and the space: not
-    an rlkit environment, actions not ``Discrete``, observations not a (non-image) ``Box``
-    (``any_observation``: or any space an encoder takes, :func:`rlkit.encoder_for`: Discrete,
+    """Refuse an env a DQN-family agent cannot act in, naming ``owner`` and the space: not
+    an rlkit environment, actions not ``Discrete``, observations not a ``Box`` (images
+    included: the agent builds a CNN for them, :func:`.agent_parts.image_settings`;
+    ``any_observation``: or any space an encoder takes, :func:`rlkit.encoder_for`: Discrete,
     MultiBinary, MultiDiscrete, Dict, Tuple).
 
     Example:
@@ -88,11 +90,18 @@ def check_env_spaces(owner: str, env: Any, any_observation: bool = False) -> Non
             f"{owner}: needs a Box observation space (arrays of numbers), got {space}; one-hot "
             f"encode discrete observations, or use a tabular learner (rk.TDLearner)"
         )
-    if is_image_space(space):
-        raise ValueError(
-            f"{owner}: the observation space {space} holds images; the one-line agents build an "
-            f"MLP, for images use the image recipes (experiments/images.py, a CNN)"
-        )
+
+
+def state_dtype(env: Any) -> Any:
+    """The dtype a replay stores ``env``'s observations in: ``uint8`` for images
+    (``rlkit/approximators/cnn.py``: ``is_image_space``), else None (the replay's default).
+
+    Example:
+        >>> import rlkit as rk
+        >>> state_dtype(rk.GymEnv("CartPole-v1")) is None
+        True
+    """
+    return np.uint8 if is_image_space(env.state_space) else None
 
 
 def her_sampler(owner: str, hp: Any, seed: np.random.SeedSequence, env: Any, replay: Any) -> HER:
@@ -158,13 +167,16 @@ class ValueBasedAgent:
         cls, env: Any, *, seed: int | np.random.SeedSequence = 0, **hyperparameters: Any
     ) -> Agent:
         """A new learner for ``env`` (a single or vector env with ``Discrete`` actions and
-        observations of any space an encoder takes, :func:`rlkit.encoder_for`), inside
+        observations of any space an encoder takes, :func:`rlkit.encoder_for`; ``uint8``
+        images ``(C, H, W)`` go through a CNN, ``cnn``: docs/how-to/images.md), inside
         ``rk.QBasedPolicy`` with its explorer, paired with its replay as an ``rk.Agent``.
         ``hyperparameters`` override the defaults (an unknown name or a bad value is refused,
         naming it). ``seed``: a non-negative integer, or a numpy ``SeedSequence`` (its next
         five children are spawned: :class:`DQNSeeds`)."""
         hp = cls.hyperparameters.of(cls.name, hyperparameters)
         check_env_spaces(cls.name, env, cls.any_observation)
+        # images: the CNN body (and its paper's layer after it, unless hidden is given)
+        hp = image_settings(cls.name, env.state_space, hp, "hidden" in hyperparameters)
         if not isinstance(seed, np.random.SeedSequence):
             seed = non_negative_int(cls.name, "seed", seed)
         seeds = DQNSeeds.of(seed)
@@ -214,12 +226,13 @@ class ValueBasedAgent:
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> Any:
-        """The replay: ``buffer_size`` transitions, the oldest overwritten; keeping the next
-        states' legal-action masks when ``env`` exposes them (:func:`.agent_parts.keeps_masks`:
-        ``legal_action_masks=False`` opts out), so the target's max is masked."""
+        """The replay: ``buffer_size`` transitions, the oldest overwritten (images kept as
+        ``uint8``, as the image recipes keep them); keeping the next states' legal-action masks
+        when ``env`` exposes them (:func:`.agent_parts.keeps_masks`: ``legal_action_masks=False``
+        opts out), so the target's max is masked."""
         return CircularArraySARTTrajectory(
             hp.buffer_size, env.state_space, env.action_space,
-            legal_action_masks=keeps_masks(env, hp),
+            legal_action_masks=keeps_masks(env, hp), state_dtype=state_dtype(env),
         )  # fmt: skip
 
 
@@ -237,8 +250,8 @@ class PrioritizedReplayAgent(ValueBasedAgent):
 
     @classmethod
     def replay(cls, env: Any, hp: Any) -> PrioritizedCircularArraySARTTrajectory:
-        """The prioritized replay, ``beta`` annealed over the run's gradient steps (masks:
-        as :meth:`ValueBasedAgent.replay`)."""
+        """The prioritized replay, ``beta`` annealed over the run's gradient steps (images and
+        masks: as :meth:`ValueBasedAgent.replay`)."""
         return PrioritizedCircularArraySARTTrajectory(
             hp.buffer_size,
             env.state_space,
@@ -248,6 +261,7 @@ class PrioritizedReplayAgent(ValueBasedAgent):
             beta_end=hp.beta_end,
             beta_steps=max(hp.n_gradient_steps, 1),
             legal_action_masks=keeps_masks(env, hp),
+            state_dtype=state_dtype(env),
         )
 
 
@@ -270,6 +284,17 @@ class DQN(ValueBasedAgent):
         >>> _ = rk.run(small, env, rk.StopAfterNSteps(200))
         >>> small.policy.learner.gradient_steps  # every 4th step after the 50 random ones
         38
+
+    On ``uint8`` image observations ``(C, H, W)`` the network starts with a CNN
+    (``rlkit/approximators/cnn.py``; ``cnn``: the Nature CNN for frames of 36x36 or more,
+    MinAtar's below) followed by its paper's layer (``hidden`` ``(512,)`` or ``(128,)`` unless
+    given), and the replay keeps ``uint8`` (docs/how-to/images.md):
+
+        >>> import torch
+        >>> breakout = rk.GymEnv(rk.make_minatar_env("MinAtar/Breakout-v1"), seed=0)
+        >>> q = rk.DQN.agent(breakout, seed=0, buffer_size=1000).policy.learner.model
+        >>> q[0].cnn, q(torch.zeros(1, 4, 10, 10, dtype=torch.uint8)).shape
+        ('minatar', torch.Size([1, 3]))
     """  # noqa: E501
 
     name = "DQN"

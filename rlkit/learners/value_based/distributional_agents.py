@@ -3,7 +3,9 @@
 the same seed's children, explorer, replay sampler and controller), each with its own network
 (``rlkit/approximators/distributional.py``) and learner. Like ``rk.DQN.agent`` they take
 observations of any space an encoder takes (``Dict``, ``Tuple``, ``Discrete``, ...:
-:func:`rlkit.encoder_for`, the encoder ``q_network`` puts first). The recipes of
+:func:`rlkit.encoder_for`, the encoder ``q_network`` puts first) and ``uint8`` images
+``(C, H, W)``, through a CNN body (``cnn``: by default the Nature CNN for frames of 36x36 or
+more, MinAtar's below; docs/how-to/images.md). The recipes of
 ``experiments/distributional.py`` build their agents through them.
 """
 
@@ -51,8 +53,9 @@ class C51(ValueBasedAgent):
     ) -> NeuralNetworkApproximator:
         """The categorical network: ``n_atoms`` logits per action."""
         net = categorical_network(
-            env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, seed=seed
-        )
+            env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, seed=seed,
+            cnn=hp.cnn,
+        )  # fmt: skip
         return network_approximator(net, hp)
 
 
@@ -86,7 +89,7 @@ class IQN(ValueBasedAgent):
         """The IQN network (cosine embedding of the fractions)."""
         net = iqn_network(
             env.state_space, env.action_space, hp.hidden, n_cos=hp.n_cos, n_acting=hp.n_acting,
-            seed=seed,
+            seed=seed, cnn=hp.cnn,
         )  # fmt: skip
         return network_approximator(net, hp)
 
@@ -105,6 +108,10 @@ class Rainbow(PrioritizedReplayAgent):
         >>> _ = rk.run(agent, env, rk.StopAfterNSteps(100))
         >>> agent.policy.learner.double, agent.policy.learner.gradient_steps
         (True, 13)
+        >>> breakout = rk.GymEnv(rk.make_minatar_env("MinAtar/Breakout-v1"), seed=0)
+        >>> rainbow = rk.Rainbow.agent(breakout, seed=0, buffer_size=1000)  # MinAtar's CNN
+        >>> rainbow.policy.learner.model[0].cnn, rainbow.trajectory.state.dtype
+        ('minatar', dtype('uint8'))
     """
 
     name = "Rainbow"
@@ -120,6 +127,6 @@ class Rainbow(PrioritizedReplayAgent):
         """The categorical network with a dueling head of noisy streams."""
         net = categorical_network(
             env.state_space, env.action_space, hp.hidden, n_atoms=hp.n_atoms, dueling=True,
-            noisy=True, sigma0=hp.sigma0, seed=seed,
+            noisy=True, sigma0=hp.sigma0, seed=seed, cnn=hp.cnn,
         )  # fmt: skip
         return network_approximator(net, hp)

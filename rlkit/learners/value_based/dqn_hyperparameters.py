@@ -69,7 +69,9 @@ class ValueBasedHyperparameters:
     ``learn(total_timesteps)``): epsilon decays over ``exploration_fraction * total_steps``
     steps. ``tau`` is SB3's: 1 is a hard copy every ``target_update_interval`` steps; a
     ``tau`` below 1 (Polyak averaging) needs ``target_update_interval=1``. ``adam_eps`` is
-    Adam's epsilon and ``n_step`` the n of n-step returns. ``legal_action_masks``: whether the
+    Adam's epsilon and ``n_step`` the n of n-step returns. ``cnn`` names the CNN body of
+    image observations (None: the Nature CNN for frames of 36x36 or more, MinAtar's below;
+    docs/how-to/images.md). ``legal_action_masks``: whether the
     replay keeps the next states' legal-action masks, so that the target's max ranges over the
     legal actions only (docs/how-to/action-masks.md); None (the default) keeps them when the
     env exposes masks (``action_masks()`` or ``info["action_mask"]``), False opts out.
@@ -99,6 +101,9 @@ class ValueBasedHyperparameters:
     n_step: int = 1
     device: str = "cpu"
     legal_action_masks: bool | None = None
+    #: the CNN body for image observations (``"nature"`` or ``"minatar"``; None: chosen by the
+    #: frame size, ``rlkit.approximators.cnn.image_cnn``; docs/how-to/images.md)
+    cnn: str | None = None
     #: hindsight experience replay: an ``rk.HER(strategy, n_sampled_goal)`` whose strategy and
     #: ratio the agent's sampler takes (None: uniform replay; docs/how-to/observations.md)
     her: Any = None
@@ -158,6 +163,18 @@ class ValueBasedHyperparameters:
             checks.instance_of(owner, "legal_action_masks", self.legal_action_masks, bool,
                                "True, False or None (from the env)")  # fmt: skip
         _check_her(owner, self.her, self.n_step)
+        _check_cnn(owner, self.cnn)
+
+
+def _check_cnn(owner: str, cnn: Any) -> None:
+    """``cnn`` is None or the name of a CNN body (``rlkit/approximators/cnn.py``)."""
+    from ...approximators.cnn import CNN_NAMES
+
+    if cnn is not None and cnn not in CNN_NAMES:
+        raise ValueError(
+            f"{owner}: cnn must be None (chosen by the frame size) or one of "
+            f"{list(CNN_NAMES)}, got {cnn!r}"
+        )
 
 
 def _check_her(owner: str, her: Any, n_step: int) -> None:

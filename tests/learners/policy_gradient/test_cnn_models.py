@@ -48,9 +48,12 @@ def test_ppo_and_a2c_learn_on_minatar_with_a_cnn(algorithm):
     assert agent.policy.predict(np.zeros((5, 4, 10, 10), np.uint8)).shape == (5,)
 
 
-def test_image_space_without_cnn_and_cnn_without_images_are_refused():
-    with pytest.raises(ValueError, match=r"uint8 images of shape \(4, 84, 84\).*MLP.*cnn="):
-        actor_critic_model(ATARI, gym.spaces.Discrete(6), Categorical, {"cnn": None}, 0)
+def test_image_space_without_cnn_gets_the_cnn_its_size_fits_and_cnn_without_images_is_refused():
+    # no cnn: the Nature CNN for Atari's 84x84 frames (Stable-Baselines3's CnnPolicy)
+    net = actor_critic_model(ATARI, gym.spaces.Discrete(6), Categorical, {"cnn": None}, 0)
+    assert isinstance(net, CnnActorCritic) and net.encoder.cnn == "nature"
+    given = actor_critic_model(ATARI, gym.spaces.Discrete(6), Categorical, {"cnn": "nature"}, 0)
+    assert all(torch.equal(a, b) for a, b in zip(net.parameters(), given.parameters(), strict=True))
     with pytest.raises(ValueError, match="cnn must be one of"):
         actor_critic_model(ATARI, gym.spaces.Discrete(6), Categorical, {"cnn": "impala"}, 0)
     with pytest.raises(ValueError, match="needs image observations"):

@@ -315,13 +315,14 @@ def test_distributional_agents_take_discrete_observations_and_refuse_text(name):
         getattr(rk, name).agent(text)
 
 
-def test_image_observations_are_refused():
+def test_image_observations_get_a_cnn_not_a_refusal():
+    # issue 30: the one-liners build the CNN (tests/learners/test_image_agents.py)
     images = types.SimpleNamespace(
         state_space=gym.spaces.Box(0, 255, (4, 84, 84), np.uint8),
         action_space=gym.spaces.Discrete(6),
     )
-    with pytest.raises(ValueError, match=r"DQN: the observation space Box\(0, 255.* images"):
-        rk.DQN.agent(images)
+    model = rk.DQN.agent(images, buffer_size=100).policy.learner.model
+    assert model[0].cnn == "nature" and model(torch.zeros(1, 4, 84, 84)).shape == (1, 6)
 
 
 def test_a_gymnasium_env_is_refused_with_the_wrapper_to_use():
