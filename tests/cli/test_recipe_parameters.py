@@ -49,6 +49,7 @@ UNUSED = {
     # the CartPole recipes' observations are vectors: a CNN body (cnn=) is for image recipes
     "PPO": {"cnn"},
     "A2C": {"cnn"},
+    "RecurrentPPO": {"cnn"},
     "ES": {"n_steps", "n_epochs", "batch_size", "target_kl"},
     "SAC": {"n_steps", "n_epochs", "target_kl"},
     # the model-based recipes give a known reward with known_reward (a function is no CLI value)

@@ -222,10 +222,33 @@ def test_sac_td3_ddpg_put_a_cnn_before_their_mlps_on_images(algorithm):
     assert not same(before, params(model))
 
 
+def test_recurrent_ppo_reads_images_through_sb3_contribs_cnn_lstm_extractor(tmp_path):
+    env = frames((2, 10, 10))
+    agent = rk.RecurrentPPO.agent(env, seed=0, n_steps=16, batch_size=16, lstm_hidden_size=8)
+    encoder = agent.policy.model.encoder
+    assert isinstance(encoder, ImageKeyEncoder) and encoder.n_features == 512
+    assert encoder.body.cnn == "minatar" and agent.policy.model.lstm_actor.input_size == 512
+    before = params(agent.policy.model)
+    rk.run(agent, env, rk.StopAfterNSteps(48))
+    assert not same(before, params(agent.policy.model))
+    rk.save(agent, tmp_path / "agent.rlkit")
+    loaded = rk.load(tmp_path / "agent.rlkit", env=env)
+    env.state_space.seed(1)
+    state = loaded_state = None
+    for _ in range(10):  # the hidden state carried from step to step on both sides
+        obs = env.state_space.sample()
+        action, state = agent.predict(obs, state=state)
+        loaded_action, loaded_state = loaded.predict(obs, state=loaded_state)
+        assert np.asarray(action).tolist() == np.asarray(loaded_action).tolist()
+        assert np.array_equal(np.asarray(state), np.asarray(loaded_state))
+
+
 # ---- what the CNN cannot take ----
 
 
-@pytest.mark.parametrize("algorithm", [rk.DQN, rk.Rainbow, rk.PPO, rk.SAC], ids=lambda a: a.name)
+@pytest.mark.parametrize(
+    "algorithm", [rk.DQN, rk.Rainbow, rk.PPO, rk.RecurrentPPO, rk.SAC], ids=lambda a: a.name
+)
 def test_frames_too_small_or_channels_last_are_refused_naming_the_space(algorithm):
     actions = gym.spaces.Box(-1, 1, (1,)) if algorithm is rk.SAC else None
     with pytest.raises(ValueError, match=r"Box\(0, 255, \(1, 1, 1\), uint8\) are 1x1 frames, "

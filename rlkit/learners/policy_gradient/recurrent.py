@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 RECURRENT_PPO_DEFAULTS = {
-    **{k: v for k, v in PPO_DEFAULTS.items() if k != "cnn"},
+    **PPO_DEFAULTS,  # "cnn": image observations' CNN body (None: by frame size)
     "n_steps": 128,
     "batch_size": 128,
     "lstm_hidden_size": 256,

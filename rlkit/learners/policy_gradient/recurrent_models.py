@@ -1,9 +1,11 @@
 """The LSTM actor-critic of sb3-contrib's ``RecurrentActorCriticPolicy`` (``MlpLstmPolicy``).
 
-Observations (a ``Box`` flattened; a ``Dict``, ``Tuple``, ``Discrete``, ``MultiBinary`` or
-``MultiDiscrete`` one through the encoder of its space, rlkit/approximators/encoders, as the PPO
-family's models take them: sb3-contrib's ``MultiInputLstmPolicy`` with its ``CombinedExtractor``)
-go through an LSTM (``lstm_hidden_size`` 256, ``n_lstm_layers`` 1 by
+Observations (a ``Box`` flattened; images, ``uint8`` ``(C, H, W)``, through a CNN and a
+``Linear`` to 512 features, sb3-contrib's ``CnnLstmPolicy``; a ``Dict``, ``Tuple``,
+``Discrete``, ``MultiBinary`` or ``MultiDiscrete`` one through the encoder of its space,
+rlkit/approximators/encoders, as the PPO family's models take them: sb3-contrib's
+``MultiInputLstmPolicy`` with its ``CombinedExtractor``) go through an LSTM
+(``lstm_hidden_size`` 256, ``n_lstm_layers`` 1 by
 default), then through the policy and value MLPs (``hidden``, default (64, 64), ``activation``
 tanh) and the heads. The critic has an LSTM of its own (``enable_critic_lstm=True``, the
 default), or reads the actor's LSTM output without back-propagating into it
@@ -283,7 +285,9 @@ def recurrent_actor_critic_model(
     gaussian = issubclass(dist_class, DiagGaussian)
     n_actions = int(np.prod(action_space.shape)) if isinstance(action_space, gym.spaces.Box) else 0
     owner = "recurrent_actor_critic_model"
-    encoder = observation_encoder(owner, state_space, config, seed)
+    encoder = _image_encoder(owner, state_space, config, seed) or observation_encoder(
+        owner, state_space, config, seed
+    )
     return RecurrentActorCritic(
         observation_size(owner, state_space) if encoder is None else encoder.n_features,
         dist_class.n_inputs(action_space),
@@ -299,3 +303,23 @@ def recurrent_actor_critic_model(
         seed=seed,
         encoder=encoder,
     )
+
+
+#: sb3-contrib's ``CnnLstmPolicy``: the ``NatureCNN`` extractor's ``features_dim``
+IMAGE_LSTM_FEATURES = 512
+
+
+def _image_encoder(owner: str, space: Any, config: dict, seed: Any) -> nn.Module | None:
+    """sb3-contrib's ``CnnLstmPolicy`` extractor for image observations (``uint8`` ``(C, H,
+    W)``): the CNN body ``config``'s ``cnn`` names, else the one the frame size fits
+    (``rlkit.approximators.cnn.image_cnn``, which refuses frames it cannot take, naming the
+    space), then a ``Linear`` to 512 units and a ReLU; None for observations that are not
+    images (a ``cnn`` set for those is refused)."""
+    from ...approximators.cnn import image_cnn, is_image_space
+    from ...approximators.encoders.image import ImageKeyEncoder
+
+    cnn = config.get("cnn")
+    if cnn is None and not is_image_space(space):
+        return None
+    body = image_cnn(owner, space, cnn)
+    return ImageKeyEncoder(space, body, features=IMAGE_LSTM_FEATURES, seed=seed)
