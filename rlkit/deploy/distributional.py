@@ -27,6 +27,7 @@ from torch import nn
 from ..approximators.distributional import (
     CategoricalDuelingHead,
     CategoricalExpectation,
+    EncodedIQNNetwork,
     IQNNetwork,
     mean_network,
 )
@@ -34,11 +35,19 @@ from ..learners.value_based.c51 import C51Base
 from ..learners.value_based.iqn import IQNBase
 from ..learners.value_based.rainbow import NoiseFreeLearner
 from ..policies.q_based import QBasedPolicy
-from .networks import register_module
+from .networks import module_from_json, module_to_json, register_module
 from .q_based import learner_artifact
 from .q_network import network_artifact
 
 __all__: list[str] = []
+
+
+def _iqn_to_json(m: IQNNetwork) -> dict:
+    return {
+        "in": m.in_features, "n_actions": m.n_actions, "hidden": list(m.hidden),
+        "n_cos": m.n_cos, "n_acting": m.n_acting,
+    }  # fmt: skip
+
 
 register_module(
     "CategoricalExpectation",
@@ -57,12 +66,19 @@ register_module(
 register_module(
     "IQNNetwork",
     IQNNetwork,
-    lambda m: {
-        "in": m.in_features, "n_actions": m.n_actions, "hidden": list(m.hidden),
-        "n_cos": m.n_cos, "n_acting": m.n_acting,
-    },  # fmt: skip
+    _iqn_to_json,
     lambda a: IQNNetwork(
         int(a["in"]), int(a["n_actions"]), [int(h) for h in a["hidden"]],
+        n_cos=int(a["n_cos"]), n_acting=int(a["n_acting"]),
+    ),  # fmt: skip
+)
+# IQN on images (a CNN body) or on Dict, Tuple, Discrete, ... observations (their encoder)
+register_module(
+    "EncodedIQNNetwork",
+    EncodedIQNNetwork,
+    lambda m: {**_iqn_to_json(m), "encoder": module_to_json(m.encoder, "the IQN's encoder")},
+    lambda a: EncodedIQNNetwork(
+        module_from_json(a["encoder"]), int(a["n_actions"]), [int(h) for h in a["hidden"]],
         n_cos=int(a["n_cos"]), n_acting=int(a["n_acting"]),
     ),  # fmt: skip
 )

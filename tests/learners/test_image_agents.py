@@ -283,7 +283,9 @@ def test_an_unknown_cnn_is_refused_naming_the_agent():
 
 
 @pytest.mark.parametrize("structured", [False, True], ids=["image", "dict"])
-@pytest.mark.parametrize("algorithm", [rk.DQN, rk.Rainbow, rk.PPO, rk.SAC], ids=lambda a: a.name)
+@pytest.mark.parametrize(
+    "algorithm", [rk.DQN, rk.Rainbow, rk.IQN, rk.PPO, rk.SAC], ids=lambda a: a.name
+)
 def test_a_loaded_image_agent_acts_as_the_trained_one(algorithm, structured, tmp_path):
     actions = gym.spaces.Box(-1, 1, (1,)) if algorithm is rk.SAC else None
     env = frames((2, 10, 10), structured=structured, actions=actions)
