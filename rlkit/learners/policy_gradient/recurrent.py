@@ -8,25 +8,34 @@ value, log-probability, ``episode_start`` and ``lstm_state`` (the state the step
 Learning from a full rollout (``update(policy, batch)``, below): GAE as PPO's
 (:func:`~rlkit.learners.policy_gradient.functions.gae`), the states where an episode was cut
 (truncation, the rollout's end) valued from the hidden state *after* their step (sb3-contrib's
-rule); then the rollout is cut into sequences by ``Batch.sequences`` (rlkit/learners/batch.py):
-each sub-env's steps, cut at every episode start and every ``sequence_length`` steps
-(default ``None``: ``min(n_steps, batch_size)``, so a sequence fits in a minibatch), padded
-with a mask. ``n_epochs`` times, the sequences are shuffled (the policy's generator) and
-packed into minibatches of at most ``batch_size`` real steps (whole sequences, never split;
-:class:`SequenceMultiStep`), and each minibatch takes one Adam step (eps 1e-5, gradient norm
-clipped at ``max_grad_norm``) on :func:`recurrent_ppo_loss`: the LSTM replayed over each
-sequence from its stored first state, then PPO's clipped surrogate, value loss and entropy
+rule); then ``n_epochs`` times, the rollout is cut into minibatches and each minibatch takes
+one Adam step (eps 1e-5, gradient norm clipped at ``max_grad_norm``) on
+:func:`recurrent_ppo_loss`: the LSTM replayed over each sequence from its stored first state,
+then PPO's clipped surrogate, value loss and entropy
 (:func:`~rlkit.learners.policy_gradient.ppo.ppo_objective`) over the real steps only (padding
-is masked out; advantages normalised over the real steps of the minibatch).
+is masked out; advantages normalised over the real steps of the minibatch). How the minibatches
+are cut is ``minibatch_layout``:
+
+* ``"sb3"`` (the default), sb3-contrib's: each epoch the rollout, env-major, is rotated to start
+  at a split point drawn from the policy's generator and cut into minibatches of ``batch_size``
+  consecutive transitions, taken in that order; inside a minibatch a sequence begins at each
+  episode start, each sub-env's first step and the minibatch's first transition (and every
+  ``sequence_length`` steps when that is given), so back-propagation through time is cut where
+  the minibatches are (rlkit/learners/policy_gradient/recurrent_minibatches.py,
+  :class:`~rlkit.learners.policy_gradient.recurrent_minibatches.RotatedMultiStep`). Given
+  sb3-contrib's weights, rollout and split points, an update moves the weights where
+  sb3-contrib's ``train()`` does, within 1e-7 (benchmarks/recurrent_lockstep.py);
+* ``"sequences"``: ``Batch.sequences`` (rlkit/learners/batch.py) cuts the rollout once, each
+  sub-env's steps cut at every episode start and every ``sequence_length`` steps (default
+  ``None``: ``min(n_steps, batch_size)``); each epoch the sequences are shuffled and packed
+  whole into minibatches of at most ``batch_size`` real steps (:class:`SequenceMultiStep`), so
+  the gradient flows through each whole sequence (the layout of rlkit before
+  ``minibatch_layout``).
 
 Defaults are sb3-contrib's (``n_steps`` 128, ``batch_size`` 128, ``lstm_hidden_size`` 256,
 ``n_lstm_layers`` 1, ``shared_lstm`` False, ``enable_critic_lstm`` True, MLPs (64, 64) tanh after
-the LSTM, orthogonal initialisation). Differences: sb3-contrib cuts each epoch's minibatches from
-the rollout's transitions (``batch_size`` consecutive ones, env-major, from a random split
-point) and the sequences inside each minibatch, so a sequence may be split between minibatches;
-rlkit cuts the sequences once and packs whole sequences into minibatches (shuffled each
-epoch), so a sequence always starts from the state the rollout stored and the number of real
-steps in a minibatch is at most ``batch_size``. gSDE (``use_sde``) is not available.
+the LSTM, orthogonal initialisation, its minibatch layout). Difference: gSDE (``use_sde``) is
+not available.
 
 Example:
     >>> import rlkit as rk
