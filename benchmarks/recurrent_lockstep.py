@@ -87,6 +87,24 @@ def copy_weights(net, policy) -> None:
             mine.load_state_dict(theirs.state_dict())
 
 
+def copy_adam_moments(policy, net, sb3_policy) -> None:
+    """Set the Adam moments (and step counts) of rlkit's optimizer to sb3-contrib's."""
+    from rlkit.optimizers import GradientDescent
+
+    def find(tree):
+        if isinstance(tree, GradientDescent):
+            return tree
+        return next((m for c in tree.children().values() if (m := find(c))), None)
+
+    mine, theirs = find(policy.optimizer).optimizer, sb3_policy.optimizer
+    for a_module, b_module in pairs(net, sb3_policy):
+        for a, b in zip(a_module.parameters(), b_module.parameters(), strict=True):
+            ours, other = mine.state[a], theirs.state[b]
+            ours["exp_avg"].copy_(other["exp_avg"])
+            ours["exp_avg_sq"].copy_(other["exp_avg_sq"])
+            ours["step"].copy_(torch.as_tensor(float(other["step"])))
+
+
 def max_weight_difference(net, policy) -> float:
     """The largest absolute difference of any weight."""
     worst = 0.0
@@ -198,6 +216,9 @@ def main() -> None:
                         help="same: rlkit's minibatch_layout sb3, sb3-contrib takes the split "
                              "points rlkit drew; own: each draws its own; sequences: rlkit's "
                              "minibatch_layout sequences, sb3-contrib's split point 0")  # fmt: skip
+    parser.add_argument("--sync-adam", action="store_true",
+                        help="also set rlkit's Adam moments to sb3-contrib's before each update "
+                             "(from the second on): each update from the same state")
     args = parser.parse_args()
     torch.set_num_threads(1)
     COMMON["batch_size"] = args.batch_size
@@ -219,6 +240,8 @@ def main() -> None:
         batch = rollout_batch(buf, steps.rows)
         before = flat(model.policy)
         copy_weights(net, model.policy)
+        if args.sync_adam and i > 0:
+            copy_adam_moments(policy, net, model.policy)
         policy.act_state.advance(torch.as_tensor(lstm_states(model._last_lstm_states)))
         ours = add_recurrent_advantages(policy, Batch(batch))
         adv_diff = np.abs(ours["advantages"] - buf.advantages.reshape(T, N)).max()

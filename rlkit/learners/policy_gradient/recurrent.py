@@ -24,7 +24,9 @@ are cut is ``minibatch_layout``:
   the minibatches are (rlkit/learners/policy_gradient/recurrent_minibatches.py,
   :class:`~rlkit.learners.policy_gradient.recurrent_minibatches.RotatedMultiStep`). Given
   sb3-contrib's weights, rollout and split points, an update moves the weights where
-  sb3-contrib's ``train()`` does, within 1e-7 (benchmarks/recurrent_lockstep.py);
+  sb3-contrib's ``train()`` does, within 1e-7 with the zoo's CartPoleNoVel settings (float
+  rounding, which grows with more minibatches: benchmarks/recurrent_lockstep.py,
+  benchmarks/results_recurrent.txt);
 * ``"sequences"``: ``Batch.sequences`` (rlkit/learners/batch.py) cuts the rollout once, each
   sub-env's steps cut at every episode start and every ``sequence_length`` steps (default
   ``None``: ``min(n_steps, batch_size)``); each epoch the sequences are shuffled and packed
