@@ -24,9 +24,11 @@ a separate critic LSTM, MLPs (64, 64) tanh after it, n_steps 128, batch_size 128
   this recipe does not take (not measured with them: benchmarks/results_recurrent.txt;
   ``--set normalize=true`` adds the normalisation).
 
-Sequences are cut at episode starts and every ``sequence_length`` steps (default
-``min(n_steps, batch_size)``) and packed whole into minibatches (the module docstring of
-rlkit/learners/policy_gradient/recurrent.py says how that differs from sb3-contrib). The
+Minibatches are sb3-contrib's (``minibatch_layout="sb3"``: each epoch the rollout rotated at
+a random split point and cut into runs of ``batch_size`` consecutive transitions, sequences cut
+at episode starts, sub-env changes and minibatch starts); ``--set minibatch_layout=sequences``
+gives rlkit's other layout (whole sequences shuffled and packed, the recipes' layout before;
+the module docstring of rlkit/learners/policy_gradient/recurrent.py describes both). The
 measured returns are in benchmarks/recurrent.py's results file.
 """
 
@@ -60,6 +62,7 @@ class RecurrentPPOParams(PPOParams):
     enable_critic_lstm: bool = True
     ortho_init: bool = True
     sequence_length: int | None = None
+    minibatch_layout: str = "sb3"
 
     algorithm: ClassVar[str] = "RecurrentPPO"
 

@@ -8,25 +8,36 @@ value, log-probability, ``episode_start`` and ``lstm_state`` (the state the step
 Learning from a full rollout (``update(policy, batch)``, below): GAE as PPO's
 (:func:`~rlkit.learners.policy_gradient.functions.gae`), the states where an episode was cut
 (truncation, the rollout's end) valued from the hidden state *after* their step (sb3-contrib's
-rule); then the rollout is cut into sequences by ``Batch.sequences`` (rlkit/learners/batch.py):
-each sub-env's steps, cut at every episode start and every ``sequence_length`` steps
-(default ``None``: ``min(n_steps, batch_size)``, so a sequence fits in a minibatch), padded
-with a mask. ``n_epochs`` times, the sequences are shuffled (the policy's generator) and
-packed into minibatches of at most ``batch_size`` real steps (whole sequences, never split;
-:class:`SequenceMultiStep`), and each minibatch takes one Adam step (eps 1e-5, gradient norm
-clipped at ``max_grad_norm``) on :func:`recurrent_ppo_loss`: the LSTM replayed over each
-sequence from its stored first state, then PPO's clipped surrogate, value loss and entropy
+rule); then ``n_epochs`` times, the rollout is cut into minibatches and each minibatch takes
+one Adam step (eps 1e-5, gradient norm clipped at ``max_grad_norm``) on
+:func:`recurrent_ppo_loss`: the LSTM replayed over each sequence from its stored first state,
+then PPO's clipped surrogate, value loss and entropy
 (:func:`~rlkit.learners.policy_gradient.ppo.ppo_objective`) over the real steps only (padding
-is masked out; advantages normalised over the real steps of the minibatch).
+is masked out; advantages normalised over the real steps of the minibatch). How the minibatches
+are cut is ``minibatch_layout``:
+
+* ``"sb3"`` (the default), sb3-contrib's: each epoch the rollout, env-major, is rotated to start
+  at a split point drawn from the policy's generator and cut into minibatches of ``batch_size``
+  consecutive transitions, taken in that order; inside a minibatch a sequence begins at each
+  episode start, each sub-env's first step and the minibatch's first transition (and every
+  ``sequence_length`` steps when that is given), so back-propagation through time is cut where
+  the minibatches are (rlkit/learners/policy_gradient/recurrent_minibatches.py,
+  :class:`~rlkit.learners.policy_gradient.recurrent_minibatches.RotatedMultiStep`). Given
+  sb3-contrib's weights, rollout and split points, an update moves the weights where
+  sb3-contrib's ``train()`` does, within 1e-7 with the zoo's CartPoleNoVel settings (float
+  rounding, which grows with more minibatches: benchmarks/recurrent_lockstep.py,
+  benchmarks/results_recurrent.txt);
+* ``"sequences"``: ``Batch.sequences`` (rlkit/learners/batch.py) cuts the rollout once, each
+  sub-env's steps cut at every episode start and every ``sequence_length`` steps (default
+  ``None``: ``min(n_steps, batch_size)``); each epoch the sequences are shuffled and packed
+  whole into minibatches of at most ``batch_size`` real steps (:class:`SequenceMultiStep`), so
+  the gradient flows through each whole sequence (the layout of rlkit before
+  ``minibatch_layout``).
 
 Defaults are sb3-contrib's (``n_steps`` 128, ``batch_size`` 128, ``lstm_hidden_size`` 256,
 ``n_lstm_layers`` 1, ``shared_lstm`` False, ``enable_critic_lstm`` True, MLPs (64, 64) tanh after
-the LSTM, orthogonal initialisation). Differences: sb3-contrib cuts each epoch's minibatches from
-the rollout's transitions (``batch_size`` consecutive ones, env-major, from a random split
-point) and the sequences inside each minibatch, so a sequence may be split between minibatches;
-rlkit cuts the sequences once and packs whole sequences into minibatches (shuffled each
-epoch), so a sequence always starts from the state the rollout stored and the number of real
-steps in a minibatch is at most ``batch_size``. gSDE (``use_sde``) is not available.
+the LSTM, orthogonal initialisation, its minibatch layout). Difference: gSDE (``use_sde``) is
+not available.
 
 Example:
     >>> import rlkit as rk
@@ -64,6 +75,7 @@ from ..hyperparameters import check_hyperparameters
 from ..update import LossClosures, postprocessed, refused, set_learning_rate
 from .functions import gae, value_stats
 from .ppo import PPO_DEFAULTS, ppo_objective
+from .recurrent_minibatches import RotatedMultiStep, StepSequences
 from .recurrent_models import recurrent_actor_critic_model
 from .recurrent_policy import RecurrentPolicy
 
@@ -86,8 +98,11 @@ RECURRENT_PPO_DEFAULTS = {
     "shared_lstm": False,
     "enable_critic_lstm": True,
     "ortho_init": True,
-    "sequence_length": None,  # None: min(n_steps, batch_size)
+    "sequence_length": None,  # None: min(n_steps, batch_size) ("sequences"), no limit ("sb3")
+    "minibatch_layout": "sb3",  # sb3-contrib's rotated minibatches, or "sequences"
 }
+
+MINIBATCH_LAYOUTS = ("sb3", "sequences")
 
 # what the loss reads per step of a sequence
 _STEP_KEYS = ("state", "action", "log_prob", "value", "advantages", "returns", "legal_action_mask")
@@ -224,14 +239,17 @@ class SequenceMultiStep(MultiStep):
 
 
 def recurrent_optimizer(config: dict) -> OptimizerModule:
-    """PPO's optimizer over sequences: ``SequenceMultiStep(ClippedStep(GradientDescent(Adam,
-    eps=1e-5), max_grad_norm), n_epochs, batch_size)``."""
+    """PPO's optimizer over sequences: ``RotatedMultiStep(ClippedStep(GradientDescent(Adam,
+    eps=1e-5), max_grad_norm), n_epochs, batch_size)`` (``minibatch_layout`` ``"sb3"``;
+    ``SequenceMultiStep`` for ``"sequences"``)."""
     tree: OptimizerModule = GradientDescent(
         "adam", lr=initial_value(config["lr"]), eps=1e-5, fused=True, keep_deltas=False
     )
     if config.get("max_grad_norm") is not None:
         tree = ClippedStep(tree, config["max_grad_norm"], on="gradient")
-    return SequenceMultiStep(tree, config["n_epochs"], minibatch_size=config["batch_size"])
+    sequences = config.get("minibatch_layout") == "sequences"
+    epochs = SequenceMultiStep if sequences else RotatedMultiStep
+    return epochs(tree, config["n_epochs"], minibatch_size=config["batch_size"])
 
 
 # ---- the policy: PPO's pieces on sequences ----
@@ -244,6 +262,13 @@ class _RecurrentPPOBase(RecurrentPolicy):
         positive_int(owner, "n_epochs", self.config["n_epochs"])
         positive_int(owner, "batch_size", self.config["batch_size"])
         check_hyperparameters(owner, self.config)
+        layout = self.config["minibatch_layout"]
+        if layout not in MINIBATCH_LAYOUTS:
+            raise ValueError(
+                f"{owner}: minibatch_layout must be one of {list(MINIBATCH_LAYOUTS)} (\"sb3\": "
+                f"sb3-contrib's rotated minibatches of consecutive transitions; \"sequences\": "
+                f"whole sequences shuffled and packed), got {layout!r}"
+            )
         length = optional_positive_int(owner, "sequence_length", self.config["sequence_length"])
         n_steps = self.config["n_steps"]
         if length is not None and length > n_steps:
@@ -259,7 +284,8 @@ class _RecurrentPPOBase(RecurrentPolicy):
         refuse_compile(owner, "its model steps an LSTM with a hidden state when acting")
 
     def sequence_length(self) -> int:
-        """The longest sequence: ``sequence_length``, or ``min(n_steps, batch_size)``."""
+        """The longest sequence of the ``"sequences"`` layout: ``sequence_length``, or
+        ``min(n_steps, batch_size)``."""
         config = self.config
         return config["sequence_length"] or min(config["n_steps"], config["batch_size"])
 
@@ -278,26 +304,35 @@ RecurrentPPO = build_policy(
 
 
 def learn_sequences(policy: Any, batch: Mapping[str, Any]) -> None:
-    """Learn from one rollout (module docstring): postprocess, sequences, the optimizer tree
-    over whole sequences, statistics."""
+    """Learn from one rollout (module docstring): postprocess, the sequences (cut per
+    minibatch for ``minibatch_layout`` ``"sb3"``, once for ``"sequences"``), the optimizer
+    tree over them, statistics."""
     cls = type(policy)
     batch = postprocessed(policy, batch)
-    seqs = sequence_batch(batch, policy.sequence_length(), policy.device)
     tree = policy.optimizer
     if policy.lr_driven:
         set_learning_rate(tree, float(policy.hp("lr")))
-    closures = LossClosures(policy, seqs, with_kl=False)
-    lengths = seqs["mask"].sum(dim=1).cpu().numpy()
+    if policy.config["minibatch_layout"] == "sequences":
+        seqs = sequence_batch(batch, policy.sequence_length(), policy.device)
+        closures = LossClosures(policy, seqs, with_kl=False)
+        lengths = seqs["mask"].sum(dim=1).cpu().numpy()
+        n_sequences = len(lengths)
+        fns: dict[str, Any] = {"batch_size": len(lengths), "lengths": lengths}
+    else:
+        keys = [k for k in _STEP_KEYS if k in batch]
+        steps = StepSequences(batch, keys, policy.device, policy.config["sequence_length"])
+        closures = LossClosures(policy, steps, with_kl=False)  # rows(indices): a minibatch
+        n_sequences = int(steps.starts(np.arange(len(steps))).sum())
+        fns = {"batch_size": len(steps)}
     try:
-        result = tree.step(policy.params, closures.fn_loss, batch_size=len(lengths),
-                           generator=policy.rng, lengths=lengths)  # fmt: skip
+        result = tree.step(policy.params, closures.fn_loss, generator=policy.rng, **fns)
     except NonFiniteError as error:
         raise refused(policy, error) from None
     policy.updates += 1
     policy.gradient_steps += int(result.statistics.get("inner_steps", 1))
     stats = {**closures.means(), "loss": result.statistics.get("loss", result.loss),
              "grad_norm": result.statistics.get("grad_norm", result.grad_norm),
-             "learning_rate": float(policy.hp("lr")), "sequences": float(len(lengths))}  # fmt: skip
+             "learning_rate": float(policy.hp("lr")), "sequences": float(n_sequences)}  # fmt: skip
     if "early_stop_epoch" in result.statistics:
         stats["early_stop_epoch"] = result.statistics["early_stop_epoch"]
     stats.update({k: float(v) for k, v in cls.stats_fn(policy, batch).items()})
