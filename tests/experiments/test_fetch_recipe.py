@@ -194,6 +194,8 @@ def test_the_docs_example_builds_a_her_agent_on_fetch_reach():
     (example,) = [b for b in blocks if "FetchReach-v4" in b]
     scope: dict = {}
     exec(compile(example, str(page), "exec"), scope)
-    her = scope["agent"].policy.her
-    assert her.compute_reward.__self__ is scope["env"].env.unwrapped
+    her, env = scope["agent"].policy.her, scope["env"]
+    assert type(her.compute_reward.__self__).__name__ == "MujocoFetchReachEnv"
     assert (her.strategy, her.n_sampled_goal) == ("future", 4)
+    assert isinstance(env, rk.VecNormalize) and env.gamma == 0.95  # the zoo's normalize: True
+    assert scope["agent"].policy.observation_normalizer is env.observation_normalizer
