@@ -33,13 +33,23 @@ the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flippi
   ``MultiInputPolicy`` (rlkit: the Dict encoder, one encoder per key concatenated), replay
   1M, batch 256, gamma 0.95, Adam 1e-3, learning from 1,000 steps, the entropy coefficient
   learned, MLPs 64-64, ``HerReplayBuffer`` with ``future`` goals and ``n_sampled_goal`` 4; tau
-  0.005, one gradient step per step and two critics (SB3's defaults, which the entry keeps).
-  Differences: the zoo's ``normalize: True`` (``VecNormalize``) is left out (rlkit refuses
-  ``rk.VecNormalize`` under replay learners: docs/how-to/normalization.md), and the env is
-  gymnasium-robotics' ``FetchReach-v4`` (the zoo's ``-v1`` is the retired mujoco-py one).
-  ``--set her=false``: the same SAC without relabelling; ``--set env=FetchReachDense-v4``
-  (or another gymnasium-robotics goal env) changes the task. Measured against SB3 in
-  benchmarks/structure_fetch.py (benchmarks/results_structure_fetch.txt).
+  0.005, one gradient step per step and two critics (SB3's defaults, which the entry keeps),
+  and the entry's ``normalize: True``: the run is in ``rk.VecNormalize`` with the zoo's
+  arguments (SB3's defaults, observations and rewards, every key of the Dict observation,
+  ``gamma`` the algorithm's 0.95) over a one-env ``rk.VectorGymEnv``; the replay stores raw
+  transitions and each batch is normalised when it is drawn, after relabelling
+  (docs/how-to/normalization.md); ``predict``, greedy evaluation and ``rk.save`` use the
+  training statistics, frozen. Difference: the env is gymnasium-robotics' ``FetchReach-v4``
+  (the zoo's ``-v1`` is the retired mujoco-py one). ``--set her=false``: the same SAC without
+  relabelling; ``--set normalize=false``: without ``VecNormalize`` (the recipe before it had
+  it); ``--set env=FetchReachDense-v4`` (or another gymnasium-robotics goal env) changes the
+  task. Measured against SB3 in
+  benchmarks/structure_fetch.py (benchmarks/results_structure_fetch.txt). Checkpoints hold
+  the statistics, the raw replay and HER's state, but a run resumed from one does not repeat
+  the uninterrupted run bit for bit: the vector env's sub-env saves its attributes and
+  generators, not MuJoCo's physics, and a checkpoint at an episode end comes after its
+  autoreset (tests/experiments/test_fetch_resume.py; ``normalize=false``, on an
+  ``rk.GymEnv``, resumes exactly from checkpoints at episode ends).
 
 A greedy success rate (the fraction of episodes that reach the goal) is the return above
 ``-n_bits``: :func:`success_rate`; for FetchReach, :func:`fetch_success_rate` (the final
@@ -184,20 +194,26 @@ HERSAC_BITFLIPPING = HERSACParams(
 class FetchReachSACParams(_GoalSACParams):
     """SAC's recipe hyperparameters (:class:`~experiments.continuous.SACParams`) and the goal
     task's: ``env`` (a gymnasium-robotics goal env id), ``her`` (False: plain SAC),
-    ``strategy``, ``n_sampled_goal``.
+    ``strategy``, ``n_sampled_goal``, ``normalize`` (True: the run is in ``rk.VecNormalize``
+    with the learner's ``gamma``, rl-baselines3-zoo's ``normalize: True``).
 
     Example:
         >>> HERSAC_FETCHREACH.env, HERSAC_FETCHREACH.hidden, HERSAC_FETCHREACH.gamma
         ('FetchReach-v4', (64, 64), 0.95)
+        >>> HERSAC_FETCHREACH.normalize
+        True
     """
 
     env: str = "FetchReach-v4"
+    #: run in ``rk.VecNormalize`` (gamma the learner's): rl-baselines3-zoo's ``normalize: True``
+    normalize: bool = False
 
-    run_fields: ClassVar[tuple[str, ...]] = (*_GoalSACParams.run_fields, "env")
+    run_fields: ClassVar[tuple[str, ...]] = (*_GoalSACParams.run_fields, "env", "normalize")
 
     def check(self, owner: str) -> None:
-        """The goal-task checks and ``env``."""
+        """The goal-task checks, ``env`` and ``normalize``."""
         super().check(owner)
+        checks.instance_of(owner, "normalize", self.normalize, bool, "True or False")
         if not isinstance(self.env, str) or not self.env:
             raise ValueError(
                 f"{owner}: env must be a gymnasium-robotics goal env id such as "
@@ -205,7 +221,7 @@ class FetchReachSACParams(_GoalSACParams):
             )
 
 
-# rl-baselines3-zoo hyperparams/sac.yml, FetchReach-v1 (revision c94924e5), without normalize
+# rl-baselines3-zoo hyperparams/sac.yml, FetchReach-v1 (revision c94924e5)
 HERSAC_FETCHREACH = FetchReachSACParams(
     total_steps=20_000,
     lr=1e-3,
@@ -214,6 +230,7 @@ HERSAC_FETCHREACH = FetchReachSACParams(
     learning_starts=1000,
     gamma=0.95,
     hidden=(64, 64),
+    normalize=True,  # the zoo's normalize: True: VecNormalize(env, gamma=0.95)
 )
 
 
@@ -257,18 +274,27 @@ def success_rate(
     return float(np.mean(returns > -n_bits))
 
 
-def fetch_env(env_id: str, seed: Any, n_envs: int = 1) -> rk.GymEnv | rk.VectorGymEnv:
+def fetch_env(
+    env_id: str, seed: Any, n_envs: int = 1, normalize_gamma: float | None = None
+) -> rk.GymEnv | rk.VectorGymEnv | rk.VecNormalize:
     """The gymnasium-robotics goal env ``env_id`` (``n_envs`` sub-envs when above 1), seeded
-    from ``seed`` (a ``SeedSequence``); ``ModuleNotFoundError`` with the pip command when
-    gymnasium-robotics is not installed.
+    from ``seed`` (a ``SeedSequence``); with ``normalize_gamma`` it is in ``rk.VecNormalize``
+    with that discount (rl-baselines3-zoo's ``normalize: True``: observations, every Dict key,
+    and rewards) over an ``rk.VectorGymEnv``, even of one env. ``ModuleNotFoundError`` with
+    the pip command when gymnasium-robotics is not installed.
 
     Example:
         >>> fetch_env("FetchReach-v4", np.random.SeedSequence(0)).state_space["desired_goal"]
         Box(-inf, inf, (3,), float64)
+        >>> fetch_env("FetchReach-v4", np.random.SeedSequence(0), normalize_gamma=0.95).gamma
+        0.95
     """
     from rlkit.envs.robotics import require_robotics
 
     require_robotics(f"the env {env_id!r}")
+    if normalize_gamma is not None:
+        env = rk.VectorGymEnv(env_id, n_envs, seed=int_seed(seed))
+        return rk.VecNormalize(env, gamma=normalize_gamma)
     if n_envs == 1:
         return rk.GymEnv(env_id, seed=int_seed(seed))
     return rk.VectorGymEnv(env_id, n_envs, seed=int_seed(seed))
@@ -361,11 +387,12 @@ def HER_SAC_FetchReach(
     seed: int = 0, p: FetchReachSACParams = HERSAC_FETCHREACH
 ) -> rk.Experiment:
     """SAC with hindsight experience replay on gymnasium-robotics' FetchReach-v4 with
-    rl-baselines3-zoo's settings (the robotics extra; ``her=false``: plain SAC)."""
+    rl-baselines3-zoo's settings, in rk.VecNormalize as the zoo's normalize: True (the robotics
+    extra; ``her=false``: plain SAC; ``normalize=false``: no VecNormalize)."""
     from rlkit.envs.robotics import require_robotics
 
     require_robotics("HER_SAC_FetchReach")
     p.check("HER_SAC_FetchReach")
     env_seed, policy_seed = spawn_seeds(seed, 2)
-    env = fetch_env(p.env, env_seed, p.n_envs)
+    env = fetch_env(p.env, env_seed, p.n_envs, p.gamma if p.normalize else None)
     return _goal_sac_experiment(p, env, policy_seed, HER_SAC_FetchReach.__doc__)
