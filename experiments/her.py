@@ -45,11 +45,9 @@ the bit-flipping task (``rlkit/BitFlipping-v0``, :mod:`rlkit.envs.toy.bit_flippi
   it); ``--set env=FetchReachDense-v4`` (or another gymnasium-robotics goal env) changes the
   task. Measured against SB3 in
   benchmarks/structure_fetch.py (benchmarks/results_structure_fetch.txt). Checkpoints hold
-  the statistics, the raw replay and HER's state, but a run resumed from one does not repeat
-  the uninterrupted run bit for bit: the vector env's sub-env saves its attributes and
-  generators, not MuJoCo's physics, and a checkpoint at an episode end comes after its
-  autoreset (tests/experiments/test_fetch_resume.py; ``normalize=false``, on an
-  ``rk.GymEnv``, resumes exactly from checkpoints at episode ends).
+  the statistics, the raw replay, HER's state and MuJoCo's physics
+  (rlkit/envs/mujoco_state.py): a run resumed from one, even in the middle of an episode,
+  repeats the uninterrupted run bit for bit (tests/experiments/test_fetch_resume.py).
 
 A greedy success rate (the fraction of episodes that reach the goal) is the return above
 ``-n_bits``: :func:`success_rate`; for FetchReach, :func:`fetch_success_rate` (the final

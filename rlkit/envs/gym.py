@@ -19,6 +19,7 @@ from ..core.state import (
     set_generator_state,
 )
 from .masks import checked_mask, find_action_masks, mask_size
+from .mujoco_state import check_physics_state, has_physics, load_physics_state, physics_state
 
 __all__ = ["GymEnv"]
 
@@ -185,10 +186,14 @@ class GymEnv(AbstractEnv):
         kind of state (not a function, space or environment) is refused with a ``TypeError``
         naming the wrapper and the attribute, rather than resumed without it.
 
-        Not saved: anything else, e.g. physics engines (Box2D, MuJoCo), emulators (Atari),
-        windows and renderers, or state kept in other objects. Such an environment resumes with
-        its generators and plain attributes restored but may not continue an unfinished episode
-        exactly; checkpoint at episode ends (``every_n_episodes``) for those.
+        MuJoCo physics (a layer's ``mujoco.MjData``: ``rlkit/envs/mujoco_state.py``) is saved
+        too, so a MuJoCo run resumed in the middle of an episode continues it exactly.
+
+        Not saved: anything else, e.g. Box2D's physics, emulators (Atari, unless wrapped with
+        ``rlkit.envs.images.AleState``), windows and renderers, or state kept in other objects.
+        Such an environment resumes with its generators and plain attributes restored but may
+        not continue an unfinished episode exactly; checkpoint at episode ends
+        (``every_n_episodes``) for those.
         """
         return {
             "id": self.name,
@@ -218,6 +223,9 @@ class GymEnv(AbstractEnv):
                 f"{self!r}.load_state_dict: the saved wrapper chain {saved} differs from this "
                 f"environment's {now}"
             )
+        for layer, layer_state in zip(_layers(self.env), state["layers"], strict=True):
+            if "physics" in layer_state and has_physics(layer):  # refused before any change
+                check_physics_state(layer, layer_state["physics"])
         for layer, layer_state in zip(_layers(self.env), state["layers"], strict=True):
             _load_layer_state(layer, layer_state)
         for space, rng_state in (
@@ -275,6 +283,8 @@ def _layer_state(owner: GymEnv, layer: gym.Env) -> dict[str, Any]:
     }
     if _saves_itself(layer):  # e.g. rlkit.envs.images.MinAtarState: state kept elsewhere
         state["own"] = layer.state_dict()
+    if has_physics(layer):  # MuJoCo: rlkit/envs/mujoco_state.py
+        state["physics"] = physics_state(layer)
     return state
 
 
@@ -286,6 +296,8 @@ def _saves_itself(layer: gym.Env) -> bool:
 
 
 def _load_layer_state(layer: gym.Env, state: dict[str, Any]) -> None:
+    if "physics" in state and has_physics(layer):
+        load_physics_state(layer, state["physics"])
     load_attribute_state(layer, state["attributes"])
     if "own" in state and _saves_itself(layer):
         layer.load_state_dict(state["own"])

@@ -88,11 +88,11 @@ class VectorGymEnv(AbstractVectorEnv):
 
     Checkpoints (``state_dict``): the adapter's arrays and, for every sub-env, what
     ``GymEnv.state_dict`` saves of a single env (the plain attributes of each wrapper layer and
-    the generators), read from the workers on the subprocess and Ray backends; restoring into a
-    vector env built the same way continues bit for bit on the sync and subprocess backends and
-    on Ray as well for such environments. Not restored: physics engines, emulators, renderers
-    and other non-plain state (as for ``GymEnv``); on Ray the actor layout (``n_actors``) must
-    match.
+    the generators, and MuJoCo's physics: rlkit/envs/mujoco_state.py), read from the workers on
+    the subprocess and Ray backends; restoring into a vector env built the same way continues
+    bit for bit on the sync and subprocess backends and on Ray as well for such environments.
+    Not restored: other physics engines (Box2D), emulators, renderers and other non-plain
+    state (as for ``GymEnv``); on Ray the actor layout (``n_actors``) must match.
 
     Args:
         id_or_fns: a registered gymnasium id, or a list of ``n_envs`` functions returning

@@ -20,6 +20,7 @@ from ..core.state import attribute_state, generator_state, load_attribute_state
 from ..core.state import set_generator_state as _set_generator_state
 from .gym import _SKIP, _layers
 from .masks import find_action_masks
+from .mujoco_state import check_physics_state, has_physics, load_physics_state, physics_state
 
 __all__ = ["SubEnvError"]
 
@@ -75,6 +76,8 @@ class _Labelled(gym.Wrapper):
                 {
                     "type": type(layer).__qualname__,
                     "attributes": attribute_state(layer, exclude=_SKIP),
+                    # MuJoCo's physics (rlkit/envs/mujoco_state.py)
+                    **({"physics": physics_state(layer)} if has_physics(layer) else {}),
                 }
                 for layer in layers
             ],
@@ -91,6 +94,11 @@ class _Labelled(gym.Wrapper):
                 f"{self.rlkit_label}: the saved wrapper chain {saved} differs from {now}"
             )
         for layer, layer_state in zip(layers, state["layers"], strict=True):
+            if "physics" in layer_state and has_physics(layer):  # refused before any change
+                check_physics_state(layer, layer_state["physics"])
+        for layer, layer_state in zip(layers, state["layers"], strict=True):
+            if "physics" in layer_state and has_physics(layer):
+                load_physics_state(layer, layer_state["physics"])
             load_attribute_state(layer, layer_state["attributes"])
         for space, rng_state in zip(
             (self.env.action_space, self.env.observation_space), state["spaces"], strict=True

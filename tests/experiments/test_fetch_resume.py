@@ -3,9 +3,9 @@ the zoo's ``normalize: True``): a run resumed from a checkpoint file into freshl
 objects continues bit for bit (raw replay, HER's generator and episode bookkeeping, every Dict
 key's statistics, the running return, the parameters) on a goal env whose state rlkit saves
 whole (a Box bit-flipping env); on FetchReach-v4 the loaded checkpoint equals the saved run's
-state. What a FetchReach run resumed from it cannot repeat bit for bit is MuJoCo's: a vector
-env's sub-envs save their attributes and generators, not the physics (rlkit/envs/gym.py,
-``state_dict``), and a checkpoint at an episode end comes after the sub-env's autoreset.
+state, and a run resumed from a checkpoint in the middle of an episode repeats the
+uninterrupted run bit for bit: the sub-envs' checkpoints hold MuJoCo's physics
+(rlkit/envs/mujoco_state.py).
 """
 
 from __future__ import annotations
@@ -94,3 +94,16 @@ def test_fetch_reach_checkpoint_loads_the_normalised_run_it_saved(tmp_path):
     assert_same(get_state(saved[0]), get_state(loaded[0]), "agent")
     assert_same(get_state(saved[1]), get_state(loaded[1]), "env")
     assert loaded[0].policy.observation_normalizer is env.observation_normalizer
+
+
+def test_fetch_reach_resumed_in_the_middle_of_an_episode_repeats_the_run(tmp_path):
+    torch.set_num_threads(1)
+    reference = run(fetch_agent, tmp_path / "a", 400, 230)  # 50-step episodes: 230 is inside one
+    (tmp_path / "b").mkdir()
+    for file in (tmp_path / "a").glob("checkpoint-000000000230*"):
+        shutil.copy(file, tmp_path / "b")  # the run as if killed after its step-230 checkpoint
+    resumed = run(fetch_agent, tmp_path / "b", 400, 230, resume=True)
+    assert reference[2][0].rewards == resumed[2][0].rewards and len(resumed[2][0].rewards) == 8
+    assert reference[0].policy.gradient_steps == 300
+    assert_same(get_state(reference[0]), get_state(resumed[0]), "agent")
+    assert_same(get_state(reference[1]), get_state(resumed[1]), "env")
