@@ -119,9 +119,9 @@ def read_curve(path: Path) -> tuple[list[int], list[float], float | None, float 
         if m := _WINDOW.search(line):
             steps.append(int(m.group(1)))
             means.append(float(m.group(3)))
-        elif m := _GREEDY.search(line):
-            greedy = float(m.group(1))
-            speed = float(_SPEED.search(line).group(1))
+        elif m := _GREEDY.search(line):  # a later evaluation (a rerun's) replaces the greedy
+            greedy = float(m.group(1))  # return; the speed stays the first run's
+            speed = speed if speed is not None else float(_SPEED.search(line).group(1))
     return steps, means, greedy, speed
 
 
