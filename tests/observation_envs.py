@@ -90,3 +90,21 @@ class DictCartPoleNoVel(gym.ObservationWrapper):
 
     def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
         return {"cart": observation[:1], "pole": observation[1:]}
+
+
+class BoxBitFlipping(gym.ObservationWrapper):
+    """rlkit/BitFlipping-v0 (continuous actions) with float32 Box goals, which VecNormalize
+    normalises (it takes Box keys only)."""
+
+    def __init__(self) -> None:
+        super().__init__(gym.make("rlkit/BitFlipping-v0", n_bits=4, continuous=True))
+        box = gym.spaces.Box(0.0, 1.0, (4,), np.float32)
+        self.observation_space = gym.spaces.Dict(
+            {"observation": box, "achieved_goal": box, "desired_goal": box}
+        )
+
+    def observation(self, observation):
+        return {k: np.asarray(v, np.float32) for k, v in observation.items()}
+
+    def compute_reward(self, achieved, desired, info):
+        return self.env.unwrapped.compute_reward(achieved, desired, info)

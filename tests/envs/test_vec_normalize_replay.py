@@ -7,11 +7,10 @@ transitions; refusals by name."""
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from observation_envs import DictCartPole
+from observation_envs import BoxBitFlipping, DictCartPole
 
 import rlkit as rk
 from rlkit.core.dispatch import update
@@ -127,24 +126,6 @@ def test_training_false_freezes_the_statistics_the_batches_use():
 
 
 # ---- HER: relabelled on the raw goals, the recomputed reward raw, then normalised ----
-class BoxBitFlipping(gym.ObservationWrapper):
-    """rlkit/BitFlipping-v0 (continuous actions) with float32 Box goals, which VecNormalize
-    normalises (it takes Box keys only)."""
-
-    def __init__(self) -> None:
-        super().__init__(gym.make("rlkit/BitFlipping-v0", n_bits=4, continuous=True))
-        box = gym.spaces.Box(0.0, 1.0, (4,), np.float32)
-        self.observation_space = gym.spaces.Dict(
-            {"observation": box, "achieved_goal": box, "desired_goal": box}
-        )
-
-    def observation(self, observation):
-        return {k: np.asarray(v, np.float32) for k, v in observation.items()}
-
-    def compute_reward(self, achieved, desired, info):
-        return self.env.unwrapped.compute_reward(achieved, desired, info)
-
-
 def test_her_relabels_raw_goals_then_normalises_goals_and_rewards():
     env = rk.VecNormalize(rk.VectorGymEnv([BoxBitFlipping] * 2, seed=0), gamma=0.95)
     t = recorded(env, 120)

@@ -14,13 +14,12 @@ import shutil
 import sys
 from pathlib import Path
 
-import gymnasium as gym
-import numpy as np
 import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: state_helpers
 
+from observation_envs import BoxBitFlipping  # noqa: E402
 from state_helpers import assert_same  # noqa: E402
 
 import rlkit as rk  # noqa: E402
@@ -28,24 +27,6 @@ from rlkit.core.state import get_state  # noqa: E402
 from rlkit.hooks.checkpoint import CheckpointHook  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-class BoxBitFlipping(gym.ObservationWrapper):
-    """rlkit/BitFlipping-v0 (continuous actions) with float32 Box keys, which VecNormalize
-    normalises (it takes Box keys only)."""
-
-    def __init__(self) -> None:
-        super().__init__(gym.make("rlkit/BitFlipping-v0", n_bits=4, continuous=True))
-        box = gym.spaces.Box(0.0, 1.0, (4,), np.float32)
-        self.observation_space = gym.spaces.Dict(
-            {"observation": box, "achieved_goal": box, "desired_goal": box}
-        )
-
-    def observation(self, observation):
-        return {k: np.asarray(v, np.float32) for k, v in observation.items()}
-
-    def compute_reward(self, achieved, desired, info):
-        return self.env.unwrapped.compute_reward(achieved, desired, info)
 
 
 def bit_flipping_agent():
