@@ -334,14 +334,16 @@ def test_an_encoded_distributional_network_saves_and_predicts_its_greedy_actions
     assert np.array_equal(loaded.predict(obs), agent.policy.predict(obs))
 
 
-def test_saving_an_encoded_iqn_network_is_refused_naming_it(tmp_path):
+def test_a_saved_encoded_iqn_network_loads_and_acts_as_the_trained_one(tmp_path):
     env = rk.GymEnv(DictCartPole(), seed=0)
     agent = _one_liner("IQN", env)
     rk.run(agent, env, rk.StopAfterNSteps(5))
-    with pytest.raises(TypeError, match=r"rk.save: cannot describe the Q-network.* = "
-                       r"rlkit\.approximators\.distributional\.EncodedIQNNetwork"):  # fmt: skip
-        rk.save(agent.policy, tmp_path / "policy")
-    assert not (tmp_path / "policy").exists()
+    rk.save(agent.policy, tmp_path / "policy")  # the network with its encoder (rlkit/deploy)
+    loaded = rk.load(tmp_path / "policy", env=env)
+    env.state_space.seed(0)
+    observations = [env.state_space.sample() for _ in range(20)]
+    trained = [np.asarray(agent.policy.predict(o)).tolist() for o in observations]
+    assert trained == [np.asarray(loaded.predict(o)).tolist() for o in observations]
 
 
 @pytest.mark.parametrize("network", ["categorical", "iqn"])
