@@ -19,7 +19,7 @@ from ..core.state import (
     set_generator_state,
 )
 from .masks import checked_mask, find_action_masks, mask_size
-from .mujoco_state import check_physics_state, has_physics, load_physics_state, physics_state
+from .mujoco_state import check_layers_physics, has_physics, load_physics_state, physics_state
 
 __all__ = ["GymEnv"]
 
@@ -223,9 +223,7 @@ class GymEnv(AbstractEnv):
                 f"{self!r}.load_state_dict: the saved wrapper chain {saved} differs from this "
                 f"environment's {now}"
             )
-        for layer, layer_state in zip(_layers(self.env), state["layers"], strict=True):
-            if "physics" in layer_state and has_physics(layer):  # refused before any change
-                check_physics_state(layer, layer_state["physics"])
+        check_layers_physics(_layers(self.env), state["layers"])  # refused before any change
         for layer, layer_state in zip(_layers(self.env), state["layers"], strict=True):
             _load_layer_state(layer, layer_state)
         for space, rng_state in (

@@ -35,7 +35,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["has_physics", "physics_state", "check_physics_state", "load_physics_state"]
+__all__ = [
+    "has_physics",
+    "physics_state",
+    "check_physics_state",
+    "check_layers_physics",
+    "load_physics_state",
+]
 
 
 def has_physics(layer: Any) -> bool:
@@ -72,7 +78,7 @@ def check_physics_state(layer: Any, state: dict[str, Any]) -> None:
 
     size = mujoco.mj_stateSize(layer.model, mujoco.mjtState.mjSTATE_INTEGRATION)
     saved = np.shape(state["integration"])
-    missing = sorted(set(state["arrays"]) - set(_arrays(layer.data)))
+    missing = sorted(set(state["arrays"]) - set(_array_names(layer.data)))
     if saved != (size,) or missing:
         raise ValueError(
             f"{type(layer).__name__}: the checkpoint's MuJoCo state does not fit this model "
@@ -96,9 +102,22 @@ def load_physics_state(layer: Any, state: dict[str, Any]) -> None:
     mujoco.mj_setState(layer.model, layer.data, integration, mujoco.mjtState.mjSTATE_INTEGRATION)
 
 
+def check_layers_physics(layers: list[Any], states: list[dict[str, Any]]) -> None:
+    """:func:`check_physics_state` for every layer of a wrapper chain whose saved state holds
+    physics (``states[i]["physics"]``), before any layer is loaded."""
+    for layer, state in zip(layers, states, strict=True):
+        if "physics" in state and has_physics(layer):
+            check_physics_state(layer, state["physics"])
+
+
 def _arrays(data: Any) -> dict[str, np.ndarray]:
     """Copies of the ``MjData``'s array fields, by name."""
-    arrays = {}
+    return {name: getattr(data, name).copy() for name in _array_names(data)}
+
+
+def _array_names(data: Any) -> list[str]:
+    """The names of the ``MjData``'s array fields."""
+    names = []
     for name in dir(data):
         if name.startswith("_"):
             continue
@@ -107,5 +126,5 @@ def _arrays(data: Any) -> dict[str, np.ndarray]:
         except Exception:  # noqa: BLE001 - properties that need a plugin or a contact
             continue
         if isinstance(value, np.ndarray):
-            arrays[name] = value.copy()
-    return arrays
+            names.append(name)
+    return names

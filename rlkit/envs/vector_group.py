@@ -20,7 +20,7 @@ from ..core.state import attribute_state, generator_state, load_attribute_state
 from ..core.state import set_generator_state as _set_generator_state
 from .gym import _SKIP, _layers
 from .masks import find_action_masks
-from .mujoco_state import check_physics_state, has_physics, load_physics_state, physics_state
+from .mujoco_state import check_layers_physics, has_physics, load_physics_state, physics_state
 
 __all__ = ["SubEnvError"]
 
@@ -93,9 +93,7 @@ class _Labelled(gym.Wrapper):
             raise ValueError(
                 f"{self.rlkit_label}: the saved wrapper chain {saved} differs from {now}"
             )
-        for layer, layer_state in zip(layers, state["layers"], strict=True):
-            if "physics" in layer_state and has_physics(layer):  # refused before any change
-                check_physics_state(layer, layer_state["physics"])
+        check_layers_physics(layers, state["layers"])  # refused before any change
         for layer, layer_state in zip(layers, state["layers"], strict=True):
             if "physics" in layer_state and has_physics(layer):
                 load_physics_state(layer, layer_state["physics"])
