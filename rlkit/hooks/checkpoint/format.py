@@ -413,7 +413,30 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise CheckpointError(f"{path}: corrupt checkpoint payload ({_TOO_DEEP})") from None
     if not isinstance(payload, dict) or not {"meta", "policy", "env"} <= set(payload):
         raise CheckpointError(f"{path}: incomplete checkpoint (no policy/env/meta sections)")
+    _check_sections(path, payload)
     return payload
+
+
+def _is_section(section: Any) -> bool:
+    """Whether ``section`` is a saved object's section: a dict with its class's name."""
+    return isinstance(section, dict) and isinstance(section.get("type"), str)
+
+
+def _check_sections(path: Path, payload: dict) -> None:
+    """:class:`CheckpointError` naming the file when a section is not what rlkit writes (the
+    policy and env sections, the optional stop condition and hooks)."""
+    bad = [what for what in ("policy", "env") if not _is_section(payload[what])]
+    stop = payload.get("stop_condition")
+    if stop is not None and not _is_section(stop):
+        bad.append("stop_condition")
+    hooks = payload.get("hooks", [])
+    if not isinstance(hooks, list) or not all(_is_section(h) for h in hooks):
+        bad.append("hooks")
+    if bad:
+        raise CheckpointError(
+            f"{path}: corrupt checkpoint payload (its {', '.join(bad)} section(s) are not the "
+            f"{{'type': ..., ...}} objects rlkit writes)"
+        )
 
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -56,8 +57,10 @@ def deep_payload(path) -> None:
 
 
 def payload_deeper_than_the_stack(path) -> None:
-    """A payload json can parse whose decoding would recurse deeper than Python allows."""
-    text = rlkit_text('{"meta": ' + nested(900) + ', "policy": 1, "env": 1}')
+    """A payload json can parse whose decoding would recurse deeper than Python allows (100
+    levels under the recursion limit, which other tests in the same process may have raised)."""
+    depth = sys.getrecursionlimit() - 100
+    text = rlkit_text('{"meta": ' + nested(depth) + ', "policy": 1, "env": 1}')
     path.write_bytes(safetensors_numpy.save({}, metadata={"__rlkit__": text}))
 
 
@@ -78,6 +81,42 @@ def test_metadata_nested_50000_deep_is_a_checkpoint_error(tmp_path, write):
         get_state(agent.policy)["learner"]["approximator"]["table"],
         before["learner"]["approximator"]["table"],
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "sections"),
+    [
+        ('{"meta": {}, "policy": 1, "env": 1}', "policy, env section(s)"),
+        ('{"meta": {}, "policy": {"type": "Agent"}, "env": [], "hooks": [3]}', "env, hooks"),
+        ('{"meta": {}, "policy": {"type": 7}, "env": {"type": "GymEnv"}}', "its policy section"),
+    ],
+)
+def test_a_payload_whose_sections_are_not_objects_is_a_checkpoint_error(tmp_path, body, sections):
+    agent, env = tabular()
+    rk.run(agent, env, rk.StopAfterNSteps(20))
+    before = get_state(agent.policy)
+    path = tmp_path / "checkpoint-000000000010.safetensors"
+    path.write_bytes(safetensors_numpy.save({}, metadata={"__rlkit__": rlkit_text(body)}))
+    with pytest.raises(CheckpointError, match=str(path.name)) as error:
+        load_checkpoint(path, agent, env)
+    assert sections in str(error.value)
+    assert np.array_equal(
+        get_state(agent.policy)["learner"]["approximator"]["table"],
+        before["learner"]["approximator"]["table"],
+    )
+
+
+def test_a_deep_payload_is_refused_with_a_raised_recursion_limit(tmp_path):
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit * 4)
+    try:
+        agent, env = tabular()
+        path = tmp_path / "checkpoint-000000000010.safetensors"
+        payload_deeper_than_the_stack(path)
+        with pytest.raises(CheckpointError, match=str(path.name)):
+            load_checkpoint(path, agent, env)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def saved(folder, agent: Any, env: Any) -> Any:
