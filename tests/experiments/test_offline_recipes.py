@@ -208,9 +208,14 @@ def final_and_behaviour(exp: rk.Experiment) -> tuple[float, float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["CQL_PendulumMedium", "TD3BC_PendulumMedium"])
-def test_pendulum_medium_reaches_minus_1200_within_2500_updates(pendulum_data, name):
-    exp = rk.make_experiment(name, 0, data_dir=pendulum_data, **PENDULUM)
+def test_td3bc_pendulum_medium_reaches_minus_1200_within_2500_updates(pendulum_data):
+    """TD3BC_PendulumMedium as the recipe is. CQL's recipe is not trained here: its 2,500
+    updates take about 250 s of CPU (30 sampled actions per state through two 256-256
+    critics), the largest item of the suite. Tianshou's floor for CQL is tested at Tianshou's
+    own 64-unit width (tests/learners/offline/test_continuous_offline_learning.py), and the
+    recipe at 2,500 updates is measured on seeds 0-4 by benchmarks/offline_learning.py
+    (-855.8, -493.9, -382.2, -544.8, -939.9: benchmarks/results_offline_learning.txt)."""
+    exp = rk.make_experiment("TD3BC_PendulumMedium", 0, data_dir=pendulum_data, **PENDULUM)
     final, behaviour = final_and_behaviour(exp)
     assert final >= -1200, (final, behaviour)
 
@@ -262,7 +267,8 @@ def test_plain_sac_offline_over_estimates_unseen_actions_and_fails(pendulum_data
     """The point of the conservative terms: plain SAC trained on the medium dataset (its
     actions near one policy's) pushes its actor to actions the data never shows, whose Q it
     over-estimates; its greedy return falls below Tianshou's floor of -1200, which CQL passes
-    on the same data and budget (test_pendulum_medium_reaches_minus_1200_within_2500_updates)."""
+    on the same data and budget on seeds 0-4 (benchmarks/results_offline_learning.txt; the
+    docstring of test_td3bc_pendulum_medium_reaches_minus_1200_within_2500_updates)."""
     exp = rk.make_experiment(
         "SAC_PendulumRandom", 0, data_dir=pendulum_data, dataset="medium", eval_episodes=30,
         **PENDULUM,
