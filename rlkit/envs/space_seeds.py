@@ -42,7 +42,8 @@ def seed_spaces(env: Any, seed: int | None) -> None:
         >>> import gymnasium as gym
         >>> a, b = gym.make("CartPole-v1"), gym.make("CartPole-v1")
         >>> seed_spaces(a, 3); seed_spaces(b, 3)
-        >>> [a.action_space.sample() for _ in range(8)] == [b.action_space.sample() for _ in range(8)]
+        >>> [a.action_space.sample() for _ in range(8)] == [
+        ...     b.action_space.sample() for _ in range(8)]
         True
     """
     if seed is None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from observation_envs import PixelMatch
 
 import rlkit as rk
 from rlkit.core.state import get_state, set_state
 from rlkit.optimizers import GradientDescent, MultiStep, NaturalGradient, OptimizedStep
-from observation_envs import PixelMatch
 
 SMALL = {"n_steps": 128, "batch_size": 64, "n_critic_updates": 2}
 
