@@ -285,14 +285,7 @@ def image_dqn_experiment(
     s = RecipeSeeds.of(seed)
     env = image_env(p, s.env, owner)
     learner = make_learner(model(env, p, s.network), p, s)
-    agent = rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), image_replay(env, p))
-    return rk.Experiment(
-        policy=agent,
-        env=env,
-        stop_condition=rk.StopAfterNSteps(p.total_steps),
-        hook=rk.TotalRewardPerEpisode(),
-        threads=1,
-    )
+    return _q_experiment(learner, image_replay(env, p), env, p, s)
 
 
 def image_rainbow_experiment(p: ImageRainbowParams, seed: int, owner: str) -> rk.Experiment:
@@ -323,6 +316,16 @@ def image_rainbow_experiment(p: ImageRainbowParams, seed: int, owner: str) -> rk
         p.buffer_size, env.state_space, env.action_space, alpha=p.alpha, beta=p.beta,
         beta_end=p.beta_end, beta_steps=max(p.n_gradient_steps, 1), state_dtype=np.uint8,
     )  # fmt: skip
+    return _q_experiment(learner, replay, env, p, s)
+
+
+def _q_experiment(
+    learner: Any, replay: Any, env: rk.AbstractEnv, p: ImageDQNParams, s: RecipeSeeds
+) -> rk.Experiment:
+    """The common tail of the image DQN and Rainbow recipes: ``learner`` in a ``QBasedPolicy``
+    with the zoo's epsilon-greedy explorer (seeded by ``s.explorer``), recording into
+    ``replay``, on ``env`` for ``p.total_steps`` steps, recording training returns; torch on
+    one thread."""
     agent = rk.Agent(rk.QBasedPolicy(learner, zoo_explorer(p, s.explorer)), replay)
     return rk.Experiment(
         policy=agent,

@@ -1,5 +1,6 @@
 """Small envs with structured observations for the encoder tests: a Dict CartPole whose keys
-flatten to CartPole's own observation, and a Tuple one."""
+flatten to CartPole's own observation, a Tuple one, ..., and small uint8 image frames
+(``PixelMatch``)."""
 
 from __future__ import annotations
 
@@ -108,3 +109,32 @@ class BoxBitFlipping(gym.ObservationWrapper):
 
     def compute_reward(self, achieved, desired, info):
         return self.env.unwrapped.compute_reward(achieved, desired, info)
+
+
+
+class PixelMatch(gym.Env):
+    """Small ``uint8`` frames ``(C, H, W)``: each frame's brightness names one action (its
+    class, drawn by the env's generator), plus noise drawn from the observation space (seeded by
+    ``rk.GymEnv(..., seed=s)``, rlkit/envs/space_seeds.py); the reward is 1 for the frame's
+    action, so the best action depends on the frame. Episodes are truncated after ``length``
+    steps."""
+
+    def __init__(self, shape=(3, 6, 6), n_actions: int = 3, length: int = 20) -> None:
+        self.observation_space = gym.spaces.Box(0, 255, shape, np.uint8)
+        self.action_space = gym.spaces.Discrete(n_actions)
+        self.length, self._t, self._class = length, 0, 0
+
+    def _next(self) -> np.ndarray:
+        self._class = int(self.np_random.integers(self.action_space.n))
+        level = self._class * (192 // max(self.action_space.n - 1, 1))
+        return (self.observation_space.sample() // 4 + level).astype(np.uint8)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self._t = 0
+        return self._next(), {}
+
+    def step(self, action):
+        reward = float(int(action) == self._class)
+        self._t += 1
+        return self._next(), reward, False, self._t >= self.length, {}

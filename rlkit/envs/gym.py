@@ -20,6 +20,7 @@ from ..core.state import (
 )
 from .masks import checked_mask, find_action_masks, mask_size
 from .mujoco_state import check_layers_physics, has_physics, load_physics_state, physics_state
+from .space_seeds import seed_spaces
 
 __all__ = ["GymEnv"]
 
@@ -29,7 +30,9 @@ class GymEnv(AbstractEnv):
 
     Terminated and truncated stay apart (``is_terminated`` / ``is_truncated``); after the last step
     of an episode ``state`` is the real final observation. ``seed`` seeds the first ``reset`` only,
-    later episodes continue the environment's own generator, as gymnasium recommends. Legal-action
+    later episodes continue the environment's own generator, as gymnasium recommends; it also
+    seeds the generators of the action and observation spaces (``env.action_space.sample()``),
+    those not seeded yet, by the rule of rlkit/envs/space_seeds.py. Legal-action
     masks (``legal_action_mask``) come from the environment's ``action_masks()`` method when it
     has one (sb3-contrib's convention, looked up through the wrapper chain), else from
     ``info["action_mask"]`` when the environment provides one; actions outside the mask are
@@ -41,7 +44,7 @@ class GymEnv(AbstractEnv):
 
     Args:
         id_or_env: a registered id such as ``"CliffWalking-v1"`` or a ``gymnasium.Env``.
-        seed: seed for the first reset (None: unseeded).
+        seed: seed for the first reset and the spaces' generators (None: unseeded).
         check_actions: reject actions outside the action space with :class:`InvalidActionError`.
         use_masking: read legal-action masks (False: the env is taken as unmasked, as
             sb3-contrib's ``use_masking=False``: no mask reaches the policy, and illegal actions
@@ -87,6 +90,7 @@ class GymEnv(AbstractEnv):
         self.info: dict[str, Any] = {}
         self._mask: np.ndarray | None = None
         self._pending_seed = _checked_seed(seed)
+        seed_spaces(self.env, self._pending_seed)  # rlkit/envs/space_seeds.py
         self._step = self.env.step
         self._check = _action_check(self.action_space) if check_actions else None
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)

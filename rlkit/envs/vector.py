@@ -85,6 +85,10 @@ class VectorGymEnv(AbstractVectorEnv):
     ``numpy.random.SeedSequence(seed)``), later episodes continue its own generator, so
     ``VectorGymEnv(id, n, seed=s)`` makes exactly the transitions of the ``n`` single
     ``rk.GymEnv(id, seed=env.seeds[i])``, on every backend. ``reset(seed)`` reseeds the same way.
+    Each sub-env's action and observation spaces are seeded from ``seeds[i]`` when it is built,
+    as ``GymEnv`` seeds its own (rlkit/envs/space_seeds.py), so their ``sample()`` (and
+    ``env.action_space.sample()``, a copy of sub-env 0's) gives the same numbers for the same
+    seed on every backend.
 
     Checkpoints (``state_dict``): the adapter's arrays and, for every sub-env, what
     ``GymEnv.state_dict`` saves of a single env (the plain attributes of each wrapper layer and

@@ -7,6 +7,7 @@ labelled, so that their errors name them (``SubEnvError``), and carry their stat
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import time
@@ -21,6 +22,7 @@ from ..core.state import set_generator_state as _set_generator_state
 from .gym import _SKIP, _layers
 from .masks import find_action_masks
 from .mujoco_state import check_layers_physics, has_physics, load_physics_state, physics_state
+from .space_seeds import seed_spaces
 
 __all__ = ["SubEnvError"]
 
@@ -44,6 +46,7 @@ class _Labelled(gym.Wrapper):
     ) -> None:
         super().__init__(env)
         self.rlkit_label = f"sub-env {index} (seed {seed})"
+        seed_spaces(env, seed)  # as GymEnv(env, seed=seed) does: rlkit/envs/space_seeds.py
         # sb3-contrib's action_masks(): put in info["action_mask"], which the group batches
         self.rlkit_masks = find_action_masks(env) if masks else None
         if fast and self.rlkit_masks is None:
@@ -178,7 +181,10 @@ class _Group:
         return True
 
     def spaces(self) -> tuple[gym.Space, gym.Space]:
-        return self.vec.single_action_space, self.vec.single_observation_space
+        """Sub-env 0's spaces, as copies (their generators as seeded, not shared with the
+        sub-env's own), as the subprocess and Ray backends hand them over."""
+        spaces = (self.vec.single_action_space, self.vec.single_observation_space)
+        return copy.deepcopy(spaces) if self.in_process else spaces
 
     def reset(self, seeds: list[int | None]) -> tuple[np.ndarray, np.ndarray | None]:
         state, info = self.vec.reset(seed=list(seeds))

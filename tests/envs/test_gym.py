@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import rlkit as rk
+from rlkit.envs.space_seeds import space_seeds
 
 CLIFF_PATH = [0] + [1] * 11 + [2]  # up, right x 11, down: start 36 -> goal 47
 
@@ -393,3 +394,27 @@ def test_a_numpy_integer_seed_is_the_same_as_the_int():
     a, b = rk.GymEnv("CartPole-v1", seed=np.int64(3)), rk.GymEnv("CartPole-v1", seed=3)
     a.reset(), b.reset()
     assert np.array_equal(a.state, b.state)
+
+
+def test_a_seeded_gym_env_seeds_its_spaces_from_its_seed():
+    def samples(env: rk.GymEnv) -> list:
+        return [env.action_space.sample() for _ in range(12)] + [
+            env.state_space.sample().tolist() for _ in range(3)
+        ]
+
+    assert samples(rk.GymEnv("CartPole-v1", seed=3)) == samples(rk.GymEnv("CartPole-v1", seed=3))
+    assert samples(rk.GymEnv("CartPole-v1", seed=3)) != samples(rk.GymEnv("CartPole-v1", seed=4))
+    action_seed, _ = space_seeds(3)
+    space = gym.spaces.Discrete(2, seed=action_seed)
+    assert samples(rk.GymEnv("CartPole-v1", seed=3))[:12] == [space.sample() for _ in range(12)]
+
+
+
+def test_a_space_seeded_before_keeps_its_generator():
+    env = gym.make("CartPole-v1")
+    env.action_space.seed(123)
+    wrapped = rk.GymEnv(env, seed=3)
+    reference = gym.spaces.Discrete(2, seed=123)
+    assert [wrapped.action_space.sample() for _ in range(12)] == [
+        reference.sample() for _ in range(12)
+    ]

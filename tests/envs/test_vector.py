@@ -5,6 +5,7 @@ on every backend, and the errors."""
 
 from __future__ import annotations
 
+import copy
 import sys
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 import rlkit as rk
+from rlkit.core.state import set_generator_state
 from rlkit.envs.vector import SubEnvError, sub_env_seeds
 
 MODES = ["NextStep", "SameStep", "Disabled"]
@@ -306,3 +308,51 @@ def test_a_bad_seed_is_refused_naming_the_env(seed, error):
     expected = f"VectorGymEnv: seed must be a non-negative integer, got {seed!r}"
     with pytest.raises(error, match=expected):
         rk.VectorGymEnv("CartPole-v1", 2, seed=seed)
+
+
+def _space_samples(space: gym.Space, rng_state: dict, n: int = 12) -> list:
+    """What ``space.sample()`` gives ``n`` times from the saved generator ``rng_state``."""
+    own = copy.deepcopy(space)
+    set_generator_state(own.np_random, rng_state)
+    return [own.sample().tolist() for _ in range(n)]
+
+
+def _sub_env_space_samples(env: rk.VectorGymEnv) -> list:
+    """Per sub-env: its action and observation spaces' next samples (from its saved state,
+    read from the workers on the subprocess and Ray backends)."""
+    return [
+        [_space_samples(space, rng) for space, rng in
+         zip((env.action_space, env.state_space), sub_env["spaces"], strict=True)]
+        for sub_env in env.state_dict()["sub_envs"]
+    ]
+
+
+def test_sub_env_spaces_are_seeded_from_the_seed_alike_on_every_backend(request):
+    seeds = sub_env_seeds(7, 3)
+    singles = [rk.GymEnv("CartPole-v1", seed=s, **KWARGS) for s in seeds]
+    expected = [
+        [[s.action_space.sample().tolist() for _ in range(12)],
+         [s.state_space.sample().tolist() for _ in range(12)]]
+        for s in singles
+    ]
+    assert expected[0] != expected[1]  # each sub-env its own generators
+    for backend in BACKENDS:
+        for _ in range(2):  # two envs built with the same seed
+            env = make(backend, request, seed=7)
+            try:
+                assert _sub_env_space_samples(env) == expected, backend
+                assert [env.action_space.sample() for _ in range(12)] == expected[0][0], backend
+            finally:
+                env.close()
+
+
+def test_sync_sub_envs_own_spaces_sample_from_the_seed():
+    samples = []
+    for _ in range(2):
+        env = rk.VectorGymEnv("CartPole-v1", 3, seed=7)
+        sub_envs = env._group.vec.envs
+        samples.append([[e.action_space.sample() for _ in range(12)] for e in sub_envs])
+        assert env.action_space is not sub_envs[0].action_space  # a copy, as on other backends
+        env.close()
+    assert samples[0] == samples[1] and samples[0][0] != samples[0][1]
+

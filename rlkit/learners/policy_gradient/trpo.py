@@ -14,6 +14,13 @@ GAE (``gamma``, ``gae_lambda``) as PPO, advantages normalised over the whole bat
   minibatch_size=batch_size)``: ``n_critic_updates`` epochs over shuffled minibatches of the
   value MSE :func:`trpo_value_loss`.
 
+Parameters: the value step trains the value network's own layers (``model.vf``) only; the
+policy step covers every other parameter, so a body shared by the policy and the value function
+(the CNN and its 512-unit layer on images, the encoder of ``Dict``, ``Tuple`` or ``Discrete``
+observations) moves only by the KL-bounded natural-gradient step. This is sb3-contrib's TRPO with
+its default ``share_features_extractor=True``: its critic update removes the gradients of the
+parameters shared with the actor (``CnnPolicy``: only ``value_net`` is stepped).
+
 Both module trees are settings: ``policy_optimizer`` and ``value_optimizer`` take a spec of
 ``rk.optimizers.make`` instead (``rk.explain(agent.policy.optimizer)`` prints both).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from observation_envs import PixelMatch
 
 import rlkit as rk
 from rlkit.core.state import get_state, set_state
@@ -101,3 +102,32 @@ def test_trpo_on_pendulum_acts_in_the_box():
     agent = rk.TRPO.agent(env, seed=0, **SMALL)
     rk.run(agent, env, rk.StopAfterNSteps(128))
     assert agent.policy.updates == 1 and np.isfinite(rk.statistics(agent.policy)["value_loss"])
+
+
+def test_on_images_the_policy_step_covers_the_shared_cnn_and_the_value_step_its_head():
+    # sb3-contrib's TRPO with CnnPolicy (share_features_extractor=True): the natural gradient
+    # covers every parameter the KL depends on, the shared features extractor included; the
+    # critic's Adam steps run with those parameters' gradients removed: only the value head
+    env = rk.GymEnv(PixelMatch(), seed=0)
+    agent = rk.TRPO.agent(env, seed=0, n_steps=32, batch_size=16, n_critic_updates=2)
+    model = agent.policy.model
+    stepped = {}
+    step = agent.policy.optimizer.step
+
+    def recording_step(params, fn_loss, *, loss, **fns):
+        stepped[loss] = list(params)
+        return step(params, fn_loss, loss=loss, **fns)
+
+    agent.policy.optimizer.step = recording_step
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    rk.run(agent, env, rk.StopAfterNSteps(32))
+    assert agent.policy.updates == 1
+    head = {id(p) for p in model.vf.parameters()}
+    assert {id(p) for p in stepped["value"]} == head
+    body = [p for p in model.parameters() if id(p) not in head]
+    assert [id(p) for p in stepped["policy"]] == [id(p) for p in body]
+    names = {name for name, p in model.named_parameters() if id(p) in {id(q) for q in body}}
+    assert any(n.startswith("encoder.") for n in names) and "features.0.weight" in names
+    changed = {n for n, p in model.named_parameters() if not torch.equal(p, before[n])}
+    assert "vf.weight" in changed and any(n.startswith("encoder.") for n in changed)
+    assert rk.statistics(agent.policy)["is_line_search_success"] == 1.0
