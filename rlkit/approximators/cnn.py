@@ -41,6 +41,7 @@ __all__ = [
     "nature_cnn_features",
     "cnn_hidden",
     "image_cnn",
+    "cnn_for",
     "init_default",
 ]
 
@@ -130,6 +131,24 @@ def image_cnn(owner: str, space: Any, cnn: str | None = None) -> str:
         f"{owner}: the image observations of {space} are {h}x{w} frames, too small for "
         + " or ".join(f"the {n!r} CNN (at least {k}x{k})" for n, k in needs.items())
     )
+
+
+def cnn_for(owner: str, space: Any, cnn: str | None) -> str | None:
+    """The CNN body a model puts first for observations of ``space``: None (no CNN) when
+    ``cnn`` is None and ``space`` is not an image space, else :func:`image_cnn` (``cnn``, or
+    the body the frame size fits; a ``cnn`` asked for observations that are not images is
+    refused naming ``owner``).
+
+    Example:
+        >>> import gymnasium as gym, numpy as np
+        >>> cnn_for("PPO", gym.spaces.Box(-1.0, 1.0, (4,)), None) is None
+        True
+        >>> cnn_for("PPO", gym.spaces.Box(0, 255, (4, 84, 84), np.uint8), None)
+        'nature'
+    """
+    if cnn is None and not is_image_space(space):
+        return None
+    return image_cnn(owner, space, cnn)
 
 
 def _smallest_frame(layers: tuple[tuple[int, int, int], ...]) -> int:

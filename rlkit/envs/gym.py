@@ -19,7 +19,7 @@ from ..core.state import (
     set_generator_state,
 )
 from .masks import checked_mask, find_action_masks, mask_size
-from .mujoco_state import check_layers_physics, has_physics, load_physics_state, physics_state
+from .mujoco_state import check_layers_physics, has_physics, load_layer_physics, physics_state
 from .space_seeds import seed_spaces
 
 __all__ = ["GymEnv"]
@@ -298,8 +298,7 @@ def _saves_itself(layer: gym.Env) -> bool:
 
 
 def _load_layer_state(layer: gym.Env, state: dict[str, Any]) -> None:
-    if "physics" in state and has_physics(layer):
-        load_physics_state(layer, state["physics"])
+    load_layer_physics(layer, state)
     load_attribute_state(layer, state["attributes"])
     if "own" in state and _saves_itself(layer):
         layer.load_state_dict(state["own"])

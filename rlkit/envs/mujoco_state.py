@@ -41,6 +41,7 @@ __all__ = [
     "check_physics_state",
     "check_layers_physics",
     "load_physics_state",
+    "load_layer_physics",
 ]
 
 
@@ -106,8 +107,19 @@ def check_layers_physics(layers: list[Any], states: list[dict[str, Any]]) -> Non
     """:func:`check_physics_state` for every layer of a wrapper chain whose saved state holds
     physics (``states[i]["physics"]``), before any layer is loaded."""
     for layer, state in zip(layers, states, strict=True):
-        if "physics" in state and has_physics(layer):
+        if _holds_physics(layer, state):
             check_physics_state(layer, state["physics"])
+
+
+def load_layer_physics(layer: Any, state: dict[str, Any]) -> None:
+    """:func:`load_physics_state` of a wrapper layer's saved state (``state["physics"]``), when
+    it holds physics and the layer keeps any; nothing otherwise."""
+    if _holds_physics(layer, state):
+        load_physics_state(layer, state["physics"])
+
+
+def _holds_physics(layer: Any, state: dict[str, Any]) -> bool:
+    return "physics" in state and has_physics(layer)
 
 
 def _arrays(data: Any) -> dict[str, np.ndarray]:

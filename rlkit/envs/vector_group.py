@@ -21,7 +21,7 @@ from ..core.state import attribute_state, generator_state, load_attribute_state
 from ..core.state import set_generator_state as _set_generator_state
 from .gym import _SKIP, _layers
 from .masks import find_action_masks
-from .mujoco_state import check_layers_physics, has_physics, load_physics_state, physics_state
+from .mujoco_state import check_layers_physics, has_physics, load_layer_physics, physics_state
 from .space_seeds import seed_spaces
 
 __all__ = ["SubEnvError"]
@@ -98,8 +98,7 @@ class _Labelled(gym.Wrapper):
             )
         check_layers_physics(layers, state["layers"])  # refused before any change
         for layer, layer_state in zip(layers, state["layers"], strict=True):
-            if "physics" in layer_state and has_physics(layer):
-                load_physics_state(layer, layer_state["physics"])
+            load_layer_physics(layer, layer_state)
             load_attribute_state(layer, layer_state["attributes"])
         for space, rng_state in zip(
             (self.env.action_space, self.env.observation_space), state["spaces"], strict=True

@@ -232,9 +232,6 @@ def _checked_cnn(state_space: Any, config: dict) -> str | None:
     CNN for 36x36 or more, MinAtar's below), as Stable-Baselines3's ``CnnPolicy``; None (an
     MLP) for other observations. Refuses an unknown name, frames too small or laid out
     ``(H, W, C)``, and a CNN for observations that are not images."""
-    from ...approximators.cnn import image_cnn, is_image_space
+    from ...approximators.cnn import cnn_for
 
-    cnn = config.get("cnn")
-    if cnn is None and not is_image_space(state_space):
-        return None
-    return image_cnn("actor_critic_model", state_space, cnn)
+    return cnn_for("actor_critic_model", state_space, config.get("cnn"))

@@ -315,11 +315,10 @@ def _image_encoder(owner: str, space: Any, config: dict, seed: Any) -> nn.Module
     (``rlkit.approximators.cnn.image_cnn``, which refuses frames it cannot take, naming the
     space), then a ``Linear`` to 512 units and a ReLU; None for observations that are not
     images (a ``cnn`` set for those is refused)."""
-    from ...approximators.cnn import image_cnn, is_image_space
+    from ...approximators.cnn import cnn_for
     from ...approximators.encoders.image import ImageKeyEncoder
 
-    cnn = config.get("cnn")
-    if cnn is None and not is_image_space(space):
+    body = cnn_for(owner, space, config.get("cnn"))
+    if body is None:
         return None
-    body = image_cnn(owner, space, cnn)
     return ImageKeyEncoder(space, body, features=IMAGE_LSTM_FEATURES, seed=seed)
