@@ -67,7 +67,9 @@ class PettingZooEnv(AgentRecords, AbstractMultiAgentEnv):
         self.env = env
         self._raw = getattr(env, "unwrapped", env)  # its attributes, read without the wrappers
         self._pending_seed = checked_seed("PettingZooEnv", seed)
-        self._obs = AgentObservations(self, env, observation_fn, observation_space, agent_id)
+        self._obs = AgentObservations(
+            self, env, observation_fn, observation_space, agent_id, self._pending_seed
+        )
         self.agents = self._obs.agents
         self.open_steps: list = []
         self._clear()

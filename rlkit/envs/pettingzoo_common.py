@@ -15,6 +15,7 @@ from ..core.checks import non_negative_int
 from ..core.interfaces import InvalidActionError
 from ..core.state import attribute_state, is_plain, load_attribute_state
 from .agent_view import AgentView, agent_id_space, observation_part, with_agent_id
+from .space_seeds import seed_space_pair
 
 __all__ = [
     "AgentObservations",
@@ -41,6 +42,7 @@ class AgentObservations:
         observation_fn: Callable[[Any], Any] | None,
         observation_space: gym.Space | None,
         agent_id: bool,
+        seed: int | None = None,
     ) -> None:
         name = type(owner).__name__
         if observation_fn is not None and not callable(observation_fn):
@@ -66,6 +68,7 @@ class AgentObservations:
             if agent_id:
                 space = agent_id_space(space, len(self.agents))
             self.views[agent] = AgentView(owner, agent, env.action_space(agent), space)
+            seed_space_pair(env.action_space(agent), space, seed, self.index[agent])
 
     def state(self, agent: Any, obs: Any) -> tuple[Any, np.ndarray | None]:
         """``(state, mask)`` of ``agent`` from its raw PettingZoo observation."""

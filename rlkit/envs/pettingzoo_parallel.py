@@ -69,7 +69,9 @@ class PettingZooParallelEnv(AgentRecords, AbstractParallelEnv):
             )
         self.env = env
         self._pending_seed = checked_seed("PettingZooParallelEnv", seed)
-        self._obs = AgentObservations(self, env, observation_fn, observation_space, agent_id)
+        self._obs = AgentObservations(
+            self, env, observation_fn, observation_space, agent_id, self._pending_seed
+        )
         self.agents = self._obs.agents
         self._clear()
 

@@ -15,6 +15,7 @@ from ..core.checks import positive_int
 from ..core.interfaces import AbstractVectorEnv, InvalidActionError
 from .agent_view import agent_id_space, observation_part, with_agent_id
 from .pettingzoo_common import checked_seed, inner_space
+from .space_seeds import seed_space_pair
 
 __all__ = ["PettingZooVectorEnv"]
 
@@ -93,6 +94,7 @@ class PettingZooVectorEnv(AbstractVectorEnv):
         space = inner_space(probe.observation_space(first))
         self.state_space = agent_id_space(space, len(self.agents)) if self.agent_id else space
         self.action_space = probe.action_space(first)
+        seed_space_pair(self.action_space, self.state_space, self._seed)  # space_seeds.py
 
     # ---- the contract ----
     @property

@@ -6,7 +6,9 @@ and an environment that samples its own spaces (random frames, random goals) dif
 run. ``rk.GymEnv(id, seed=s)`` and each sub-env of ``rk.VectorGymEnv(id, n, seed=s)`` (with its
 own seed, :func:`rlkit.envs.vector.sub_env_seeds`) seed their spaces at construction with
 :func:`space_seeds`, so the same seed gives the same samples on every vector backend
-(docs/how-to/vector-envs.md).
+(docs/how-to/vector-envs.md). The PettingZoo adapters (``rk.PettingZooEnv``,
+``rk.PettingZooParallelEnv``, ``rk.PettingZooVectorEnv``) seed each agent's spaces the same
+way, agent ``i``'s with ``space_seeds(seed, i)``.
 """
 
 from __future__ import annotations
@@ -15,21 +17,26 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["space_seeds", "seed_spaces"]
+__all__ = ["space_seeds", "seed_spaces", "seed_space_pair"]
 
 
-def space_seeds(seed: int) -> tuple[int, int]:
-    """The seeds of the action space and of the observation space of an env seeded with ``seed``.
+def space_seeds(seed: int, agent: int | None = None) -> tuple[int, int]:
+    """The seeds of the action space and of the observation space of an env seeded with ``seed``
+    (of agent number ``agent``'s spaces, for a multi-agent env).
 
     The rule: ``numpy.random.SeedSequence(seed).generate_state(2)`` (two 32-bit integers), so
-    neither space draws the stream of the env's own generator (``reset(seed=seed)``).
+    neither space draws the stream of the env's own generator (``reset(seed=seed)``); agent
+    ``i``'s: ``SeedSequence(seed, spawn_key=(i,))``'s.
 
     Example:
         >>> action, observation = space_seeds(0)
         >>> action != observation, space_seeds(0) == (action, observation)
         (True, True)
+        >>> space_seeds(0, 0) != space_seeds(0, 1) != space_seeds(0)
+        True
     """
-    action, observation = np.random.SeedSequence(int(seed)).generate_state(2)
+    key = () if agent is None else (int(agent),)
+    action, observation = np.random.SeedSequence(int(seed), spawn_key=key).generate_state(2)
     return int(action), int(observation)
 
 
@@ -46,9 +53,27 @@ def seed_spaces(env: Any, seed: int | None) -> None:
         ...     b.action_space.sample() for _ in range(8)]
         True
     """
+    seed_space_pair(env.action_space, env.observation_space, seed)
+
+
+def seed_space_pair(
+    action_space: Any, observation_space: Any, seed: int | None, agent: int | None = None
+) -> None:
+    """Seed ``action_space`` and ``observation_space`` with :func:`space_seeds` of ``seed``
+    (and ``agent``); a space already seeded (or sampled) keeps its generator, and ``seed=None``
+    changes nothing.
+
+    Example:
+        >>> import gymnasium as gym
+        >>> a, b = gym.spaces.Discrete(9), gym.spaces.Discrete(9)
+        >>> seed_space_pair(a, gym.spaces.Discrete(2), 5, agent=1)
+        >>> seed_space_pair(b, gym.spaces.Discrete(2), 5, agent=1)
+        >>> [a.sample() for _ in range(8)] == [b.sample() for _ in range(8)]
+        True
+    """
     if seed is None:
         return
-    spaces = (env.action_space, env.observation_space)
-    for space, space_seed in zip(spaces, space_seeds(seed), strict=True):
+    spaces = (action_space, observation_space)
+    for space, space_seed in zip(spaces, space_seeds(seed, agent), strict=True):
         if getattr(space, "_np_random", None) is None:
             space.seed(space_seed)

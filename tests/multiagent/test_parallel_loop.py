@@ -120,3 +120,35 @@ def test_a_shared_ppo_policy_records_each_agents_own_action():
         performed = [step[agent] for step in hook.actions if agent in step]
         recorded = rollout.traces["action"][: len(performed), 0].tolist()
         assert recorded == performed, agent
+
+
+
+def _samples(env) -> list:
+    views = [env.view(agent) for agent in env.agents]
+    return [v.action_space.sample() for v in views for _ in range(6)] + [
+        np.asarray(v.state_space.sample()).round(6).tolist() for v in views
+    ]
+
+
+def test_a_seeded_adapter_seeds_each_agents_spaces():
+    """Agent i's spaces are seeded with space_seeds(seed, i) (rlkit/envs/space_seeds.py), in
+    the parallel and the AEC adapters: the same seed gives the same samples, another differs."""
+    import gymnasium as gym
+    from mpe2 import simple_spread_v3
+    from pettingzoo.classic import tictactoe_v3
+
+    from rlkit.envs.space_seeds import space_seeds
+
+    def spread(seed):
+        return rk.PettingZooParallelEnv(simple_spread_v3.parallel_env(max_cycles=5), seed=seed)
+
+    def tictactoe(seed):
+        return rk.PettingZooEnv(tictactoe_v3.env(), seed=seed)
+
+    for make in (spread, tictactoe):
+        assert _samples(make(3)) == _samples(make(3)), make
+        assert _samples(make(3)) != _samples(make(4)), make
+    env = spread(3)
+    second = env.view(env.agents[1]).action_space
+    reference = gym.spaces.Discrete(second.n, seed=space_seeds(3, 1)[0])
+    assert [second.sample() for _ in range(12)] == [reference.sample() for _ in range(12)]

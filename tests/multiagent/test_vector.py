@@ -58,3 +58,15 @@ def test_shared_ppo_learns_from_every_agent_of_every_copy():
     rk.run(agent, env, rk.StopAfterNSteps(6 * 32))  # one rollout: 32 steps of 6 rows
     after = list(agent.policy.model.parameters())
     assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+def test_a_seeded_vector_env_seeds_its_spaces():
+    def samples(seed):
+        env = rk.PettingZooVectorEnv(simple_spread_v3.parallel_env, 2, seed=seed)
+        out = [env.action_space.sample() for _ in range(12)]
+        out += [env.state_space.sample().round(6).tolist() for _ in range(2)]
+        env.close()
+        return out
+
+    assert samples(3) == samples(3)
+    assert samples(3) != samples(4)
