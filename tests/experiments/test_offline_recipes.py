@@ -199,6 +199,14 @@ def pendulum_data(tmp_path_factory) -> str:
     return str(tmp_path_factory.mktemp("pendulum-data"))
 
 
+def test_iql_pendulum_recipes_train_two_time_constants_of_the_value_backup():
+    """The Pendulum IQL recipes' budget is 2 / (tau * (1 - gamma)) updates at their own tau
+    and gamma (docs/how-to/offline-rl.md, "How long to train IQL")."""
+    for name in ("IQL_PendulumMedium", "IQL_PendulumMediumReplay"):
+        p = {k: v.default for k, v in recipe_parameters(name).items()}
+        assert p["total_steps"] == round(2 / (p["tau"] * (1 - p["gamma"]))) == 40_000, name
+
+
 PENDULUM = {"total_steps": 2_500, "eval_every": 2_500}  # as benchmarks/offline_learning.py
 
 
