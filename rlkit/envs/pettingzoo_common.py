@@ -67,8 +67,9 @@ class AgentObservations:
             space = observation_space or inner_space(env.observation_space(agent))
             if agent_id:
                 space = agent_id_space(space, len(self.agents))
-            self.views[agent] = AgentView(owner, agent, env.action_space(agent), space)
-            seed_space_pair(env.action_space(agent), space, seed, self.index[agent])
+            view = AgentView(owner, agent, env.action_space(agent), space)
+            seed_space_pair(view.action_space, view.state_space, seed, self.index[agent])
+            self.views[agent] = view
 
     def state(self, agent: Any, obs: Any) -> tuple[Any, np.ndarray | None]:
         """``(state, mask)`` of ``agent`` from its raw PettingZoo observation."""

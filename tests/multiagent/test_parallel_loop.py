@@ -122,7 +122,6 @@ def test_a_shared_ppo_policy_records_each_agents_own_action():
         assert recorded == performed, agent
 
 
-
 def _samples(env) -> list:
     views = [env.view(agent) for agent in env.agents]
     return [v.action_space.sample() for v in views for _ in range(6)] + [
