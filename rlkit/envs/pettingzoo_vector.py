@@ -70,6 +70,7 @@ class PettingZooVectorEnv(AbstractVectorEnv):
         probe = env_fn()
         self.agents = tuple(probe.possible_agents)
         self._check_spaces(probe)
+        seed_space_pair(self.action_space, self.state_space, self._seed)  # space_seeds.py
         self.n_envs = self.n_copies * len(self.agents)
         self._copies = (
             [_Local(env_fn) for _ in range(self.n_copies)]
@@ -94,7 +95,6 @@ class PettingZooVectorEnv(AbstractVectorEnv):
         space = inner_space(probe.observation_space(first))
         self.state_space = agent_id_space(space, len(self.agents)) if self.agent_id else space
         self.action_space = probe.action_space(first)
-        seed_space_pair(self.action_space, self.state_space, self._seed)  # space_seeds.py
 
     # ---- the contract ----
     @property
