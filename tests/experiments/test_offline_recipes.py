@@ -216,30 +216,27 @@ def final_and_behaviour(exp: rk.Experiment) -> tuple[float, float]:
 
 
 @pytest.mark.slow
-def test_td3bc_pendulum_medium_reaches_minus_1200_within_2500_updates(pendulum_data):
-    """TD3BC_PendulumMedium as the recipe is. CQL's recipe is not trained here: its 2,500
-    updates take about 250 s of CPU (30 sampled actions per state through two 256-256
-    critics), the largest item of the suite. Tianshou's floor for CQL is tested at Tianshou's
-    own 64-unit width (tests/learners/offline/test_continuous_offline_learning.py), and the
-    recipe at 2,500 updates is measured on seeds 0-4 by benchmarks/offline_learning.py
-    (-855.8, -493.9, -382.2, -544.8, -939.9: benchmarks/results_offline_learning.txt)."""
-    exp = rk.make_experiment("TD3BC_PendulumMedium", 0, data_dir=pendulum_data, **PENDULUM)
-    final, behaviour = final_and_behaviour(exp)
-    assert final >= -1200, (final, behaviour)
+@pytest.mark.parametrize(
+    "name, overrides",
+    [("TD3BC_PendulumMedium", {}), ("IQL_PendulumMedium", {"eval_episodes": 30})],
+)
+def test_pendulum_medium_reaches_minus_1200_within_2500_updates(pendulum_data, name, overrides):
+    """The recipe as it is, after 2,500 updates: at or above Tianshou's offline floor for
+    Pendulum (-1200).
 
+    CQL's recipe is not trained here: its 2,500 updates take about 250 s of CPU (30 sampled
+    actions per state through two 256-256 critics), the largest item of the suite. Tianshou's
+    floor for CQL is tested at Tianshou's own 64-unit width
+    (tests/learners/offline/test_continuous_offline_learning.py), and the recipe at 2,500
+    updates is measured on seeds 0-4 by benchmarks/offline_learning.py (-855.8, -493.9, -382.2,
+    -544.8, -939.9: benchmarks/results_offline_learning.txt).
 
-@pytest.mark.slow
-def test_iql_passes_the_floor_on_the_medium_dataset(pendulum_data):
-    """IQL's greedy policy after 2,500 updates, over 30 episodes, at or above Tianshou's offline
-    floor for Pendulum (-1200), as the CQL and TD3+BC tests above. Being above the data's mean
-    return is IQL's claim at its recipe's 40,000 updates (5 of 5 seeds on two machines'
-    datasets, benchmarks/results_offline_learning.txt: about 300-430 s of CPU a seed, too long
-    for the suite). At 2,500 updates it depends on the dataset, which depends on the machine's
-    floating point: above on one machine's (-776.8 against -799.9), below on another's (-870.6
-    against -843.0)."""
-    exp = rk.make_experiment(
-        "IQL_PendulumMedium", 0, data_dir=pendulum_data, eval_episodes=30, **PENDULUM
-    )
+    IQL being above the data's mean return is its claim at its recipe's 40,000 updates (5 of 5
+    seeds on two machines' datasets, benchmarks/results_offline_learning.txt: about 300-430 s
+    of CPU a seed, too long for the suite). At 2,500 updates that depends on the dataset, which
+    depends on the machine's floating point: above on one machine's (-776.8 against -799.9),
+    below on another's (-870.6 against -843.0)."""
+    exp = rk.make_experiment(name, 0, data_dir=pendulum_data, **PENDULUM, **overrides)
     final, behaviour = final_and_behaviour(exp)
     assert final >= -1200, (final, behaviour)
 
