@@ -251,6 +251,7 @@ class CQLParams(_ActorCriticParams):
     cql_alpha: float = 1.0
     target_action_gap: float | None = None
     soft_q_backup: bool = False
+    critic_layer_norm: bool = False
     ent_coef: str | float = "auto"
     target_entropy: str | float = "auto"
     target_update_interval: int = 1

@@ -89,13 +89,17 @@ class MLP(nn.Sequential):
     arithmetic without the per-module call overhead (a few percent of a SAC gradient step).
     The weights are read at each call, so ``torch.func.functional_call`` works. A ReLU right
     after a linear layer is applied in place on the layer's fresh output (no new tensor: the
-    same values and gradients, as ``nn.ReLU(inplace=True)``); the input is never modified."""
+    same values and gradients, as ``nn.ReLU(inplace=True)``); the input is never modified. An
+    ``nn.LayerNorm`` between a linear layer and its ReLU (``mlp(..., layer_norm=True)``) is
+    applied as its module does, and the ReLU runs in place on its fresh output."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        fresh = False  # whether x is this call's own linear output
+        fresh = False  # whether x is this call's own linear (or layer-norm) output
         for m in self:
             if type(m) is nn.Linear:
                 x, fresh = F.linear(x, m.weight, m.bias), True
+            elif type(m) is nn.LayerNorm:
+                x, fresh = F.layer_norm(x, m.normalized_shape, m.weight, m.bias, m.eps), True
             else:
                 x = torch.relu_(x) if fresh else torch.relu(x)
                 fresh = False
@@ -108,12 +112,19 @@ def features(encoder: nn.Module | None, obs: Any) -> torch.Tensor:
     return obs.flatten(1) if encoder is None else encoder(obs)
 
 
-def mlp(sizes: Sequence[int], generator: torch.Generator, *, last_activation: bool = False):
-    """Linear layers of ``sizes`` with ReLU between them (and after the last one when asked)."""
+def mlp(
+    sizes: Sequence[int], generator: torch.Generator, *, last_activation: bool = False,
+    layer_norm: bool = False,
+):  # fmt: skip
+    """Linear layers of ``sizes`` with ReLU between them (and after the last one when asked);
+    with ``layer_norm``, an ``nn.LayerNorm`` before each ReLU (no random initialisation: the
+    linear layers draw the same weights from ``generator`` either way)."""
     layers: list[nn.Module] = []
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
         layers.append(_linear(a, b, generator))
         if i < len(sizes) - 2 or last_activation:
+            if layer_norm:
+                layers.append(nn.LayerNorm(b))
             layers.append(nn.ReLU())
     return MLP(*layers)
 
@@ -154,7 +165,8 @@ class GaussianActor(nn.Module):
 
 
 class ContinuousCritic(nn.Module):
-    """``n_critics`` Q-networks on the concatenated observation and scaled action."""
+    """``n_critics`` Q-networks on the concatenated observation and scaled action (with
+    ``layer_norm``, an ``nn.LayerNorm`` before each hidden ReLU)."""
 
     def __init__(
         self,
@@ -165,10 +177,12 @@ class ContinuousCritic(nn.Module):
         n_critics: int = 2,
         generator: torch.Generator,
         encoder: nn.Module | None = None,
+        layer_norm: bool = False,
     ) -> None:
         super().__init__()
         self.qs = nn.ModuleList(
-            mlp([n_obs + n_actions, *hidden, 1], generator) for _ in range(n_critics)
+            mlp([n_obs + n_actions, *hidden, 1], generator, layer_norm=layer_norm)
+            for _ in range(n_critics)
         )
         self.encoder = encoder
 

@@ -192,6 +192,7 @@ def sac_model(state_space, action_space, dist_class, config, seed):
         ContinuousCritic(
             n_obs, n_actions, hidden, n_critics=config["n_critics"], generator=generator,
             encoder=copy.deepcopy(encoder),  # SB3: the critic's own features extractor
+            layer_norm=config.get("critic_layer_norm", False),  # CQL's option
         ),  # fmt: skip
         actor_target=False,
         critic_target=True,

@@ -22,6 +22,10 @@ target_action_gap)``, :func:`cql_alpha_loss`; ``alpha = exp(log alpha)`` clipped
 target critics at the actor's mean action ``tanh(mu(s'))``, no entropy term); with
 ``soft_q_backup=True`` it is SAC's soft backup.
 
+``critic_layer_norm=True`` puts a layer normalisation before each hidden ReLU of the critics
+(Ball et al. 2023; Yue et al. 2023 find it bounds the Q-values' divergence offline); off by
+default, as in d3rlpy and the paper (docs/how-to/offline-rl.md has what it does on Pendulum).
+
 What one batch teaches is ``update(policy: CQL, batch: Batch)``: draw the noise (the SAC policy
 sample, the next-state sample, ``n_action_samples`` actions of the policy at ``s`` and at
 ``s'``, the uniform actions) from the policy's training generator; step the entropy
@@ -98,6 +102,7 @@ CQL_DEFAULTS = {
     "target_action_gap": None,
     "alpha_lr": 1e-4,
     "soft_q_backup": False,
+    "critic_layer_norm": False,
 }
 
 _ALPHA_MAX = 1e6  # d3rlpy clips exp(log alpha) to [0, 1e6] for stability
@@ -315,10 +320,9 @@ class CQLBase(sac.SACBase):
         finite_float(owner, "cql_alpha", c["cql_alpha"], low=0, low_open=True)
         if c["target_action_gap"] is not None:
             finite_float(owner, "target_action_gap", c["target_action_gap"])
-        if not isinstance(c["soft_q_backup"], bool):
-            raise TypeError(
-                f"{owner}: soft_q_backup must be True or False, got {c['soft_q_backup']!r}"
-            )
+        for key in ("soft_q_backup", "critic_layer_norm"):
+            if not isinstance(c[key], bool):
+                raise TypeError(f"{owner}: {key} must be True or False, got {c[key]!r}")
 
     def make_optimizer(self, owner: str) -> dict[str, Any]:
         made = super().make_optimizer(owner)

@@ -269,6 +269,50 @@ def test_a_checkpoint_of_a_fixed_alpha_policy_is_refused_by_a_lagrangian_one():
     assert all(torch.equal(v, before[k]) for k, v in _parameters(other).items())
 
 
+def test_critic_layer_norm_normalises_before_each_hidden_relu_with_the_same_linear_weights():
+    plain, normed = _policy(), _policy(critic_layer_norm=True)
+    for critic in (normed.model.critic, normed.model.critic_target):
+        for q in critic.qs:
+            kinds = [type(m).__name__ for m in q]
+            assert kinds == ["Linear", "LayerNorm", "ReLU"] * 2 + ["Linear"]
+    assert not any(isinstance(m, torch.nn.LayerNorm) for m in plain.model.critic.modules())
+    # the same weights from the same seed: layer norm draws nothing
+    linear = [m for m in normed.model.critic.modules() if isinstance(m, torch.nn.Linear)]
+    plain_linear = [m for m in plain.model.critic.modules() if isinstance(m, torch.nn.Linear)]
+    assert all(torch.equal(a.weight, b.weight) for a, b in zip(linear, plain_linear, strict=True))
+    assert torch.equal(normed.model.actor.mu.weight, plain.model.actor.mu.weight)
+
+
+def test_critic_layer_norm_forward_and_gradients_are_the_modules_own():
+    q = _policy(critic_layer_norm=True).model.critic.qs[0]
+    with torch.no_grad():  # non-trivial affine parameters
+        for m in q:
+            if isinstance(m, torch.nn.LayerNorm):
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(5, 4, generator=torch.Generator().manual_seed(3))
+    fast = q(x)
+    fast.sum().backward()
+    fast_grads = [p.grad.clone() for p in q.parameters()]
+    q.zero_grad()
+    slow = x
+    for m in q:  # each module's own forward (torch.nn.Sequential's)
+        slow = m(slow)
+    slow.sum().backward()
+    assert torch.equal(fast, slow)
+    assert all(torch.equal(a, p.grad) for a, p in zip(fast_grads, q.parameters(), strict=True))
+
+
+def test_critic_layer_norm_updates_its_parameters_and_targets():
+    policy = _policy(critic_layer_norm=True)
+    before = _parameters(policy)
+    rk.update(policy, random_batch())
+    after = _parameters(policy)
+    assert not torch.equal(before["critic.qs.0.1.weight"], after["critic.qs.0.1.weight"])
+    assert not torch.equal(before["critic_target.qs.0.1.bias"], after["critic_target.qs.0.1.bias"])
+    assert all(torch.isfinite(v).all() for v in after.values())
+
+
 def test_greedy_acts_with_the_squashed_mean_in_the_bounds():
     policy = _policy()
     obs = torch.tensor([[1.0, 0.0, 0.5]])
@@ -285,6 +329,7 @@ def test_greedy_acts_with_the_squashed_mean_in_the_bounds():
         ({"cql_alpha": 0.0}, "cql_alpha"),
         ({"target_action_gap": "ten"}, "target_action_gap"),
         ({"soft_q_backup": "yes"}, "soft_q_backup"),
+        ({"critic_layer_norm": 1}, "critic_layer_norm"),
         ({"actor_lr": 0.0}, "actor_lr"),
     ],
 )
