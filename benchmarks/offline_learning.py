@@ -10,8 +10,8 @@ run starts) and shared by the seeds.
 prints one line per run (recipe, seed, the mean of ``--episodes`` evaluation episodes in
 Pendulum-v1 / CartPole-v1 at each evaluation) and, per recipe and evaluation, the dataset's
 mean return and how many seeds beat it. ``--set key=value`` overrides a recipe parameter of
-every recipe (``--set dataset_size=1000``; numbers are parsed as numbers). ``--jobs N`` runs
-N seeds at once, each in its own process with one torch thread (the results do not depend on
+every recipe (``--set dataset_size=1000``; read as ``rlkit run --set`` reads it). ``--jobs N``
+runs N seeds at once, each in its own process with one torch thread (the results do not depend on
 N). ``--q-estimates``: for SAC and CQL, the critics' estimate ``min_i Q_i(s_0, pi(s_0))`` at
 the first state of ``--episodes`` more greedy episodes beside the discounted return
 ``sum_t gamma^t r_t`` that episode really got (its 200 steps; Pendulum's rewards are
@@ -33,15 +33,7 @@ import numpy as np
 import torch
 
 import rlkit as rk
-
-
-def _value(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
+from rlkit.cli import _value as set_value
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -49,7 +41,7 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     extra = {}
     for item in args.set:
         key, _, value = item.partition("=")
-        extra[key] = _value(value)
+        extra[key] = set_value(value)  # as `rlkit run --set`
     every = args.eval_every or args.steps
     return {"total_steps": args.steps, "eval_every": every, "eval_episodes": args.episodes,
             "data_dir": args.data_dir, **extra}  # fmt: skip

@@ -95,7 +95,7 @@ def _parser(recipe_help: str | None = None) -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=VALUE",
         help="override one of the recipe's parameters (repeatable); VALUE is a Python literal "
-        "(1e-3, 64,64, None) or a word (cuda)",
+        "(1e-3, 64,64, None; true and false as in YAML) or a word (cuda)",
     )
     run.add_argument(
         "--set-from",
@@ -224,6 +224,19 @@ def _positive(name: str, value: int | None) -> str | None:
     return None
 
 
+_WORDS = {"true": True, "false": False, "none": None}
+
+
+def _value(text: str) -> Any:
+    """A ``--set`` value: a Python literal (``1e-3``, ``64,64``, ``True``, ``None``), one of
+    the words ``true``, ``false``, ``none`` in any case (as in YAML and JSON), else the word
+    itself (``cuda``)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _WORDS.get(text.strip().lower(), text)
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """``--set`` pairs (values read as Python literals, else as words), ``--steps`` and
     ``--device`` as recipe parameters; ``ValueError`` for a malformed or repeated one."""
@@ -236,10 +249,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--set expects NAME=VALUE, got {item!r}")
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = text
+        value = _value(text)
         if key.strip() in overrides:
             raise ValueError(f"--set {key.strip()} is given twice")
         overrides[key.strip()] = value

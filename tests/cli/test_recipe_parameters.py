@@ -273,3 +273,24 @@ def test_resume_reads_the_config_json_of_a_run_made_before_the_rename(tmp_path, 
     out, err = capsys.readouterr()
     assert "'learning_rate' is now called 'lr'" in err
     assert "resuming at step 400" in out and "done: 600 of 600 steps" in out
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("true", True), ("False", False), ("TRUE", True), ("True", True), ("none", None),
+     ("1e-3", 1e-3), ("64,64", (64, 64)), ("cuda", "cuda"), ("truthy", "truthy")],
+)
+def test_set_values_are_literals_or_the_yaml_words_true_false_none(text, value):
+    from rlkit.cli import _value
+
+    assert _value(text) == value and type(_value(text)) is type(value)
+
+
+def test_a_boolean_parameter_takes_true_and_false_as_the_docs_write_them(tmp_path, capsys):
+    """The documentation's `--set normalize=true` (and `compile=true`, `her=false`) was
+    refused: "normalize must be bool, got 'true'"."""
+    run_dir = tmp_path / "run"
+    args = ["run", "PPO_CartPole", "--set", "normalize=true", "--steps", "256", "--quiet"]
+    assert main([*args, "--logdir", str(run_dir)]) == 0, capsys.readouterr().err
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["params"]["normalize"] is True and config["overrides"]["normalize"] is True
