@@ -36,12 +36,15 @@ gamma 0.99, tau 0.005, two critics; actions scaled from ``[-2, 2]`` to ``[-1, 1]
 ``MinMaxActionScaler``); TD3+BC's observations standardised (d3rlpy: a
 ``StandardObservationScaler``). Where the two cannot be made the same: CQL's conservative
 ``alpha`` is fixed at 1 on both sides (rlkit's default; d3rlpy's default learns it, here
-``alpha_learning_rate=0``); BC is rlkit's Gaussian negative log-likelihood (acting with the
+``alpha_learning_rate=0``); ``cql_ln`` is CQL with a layer normalisation in the critics'
+hidden layers (rlkit's ``critic_layer_norm=True``: before each ReLU, as Ball et al. 2023 place
+it; d3rlpy's ``VectorEncoderFactory(use_layer_norm=True)`` for the critics: after each ReLU, where
+d3rlpy places it); BC is rlkit's Gaussian negative log-likelihood (acting with the
 mean) beside d3rlpy's default deterministic BC (squared error); the order of the updates within
 a step differs as ``docs/how-to/offline-rl.md`` says. Usage::
 
-    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql iql td3bc bc
-        discrete_cql discrete_bc] [--eval-episodes 10] [--data PATH] [--discrete-data PATH]
+    python benchmarks/offline.py [--steps 3000] [--seeds 0 1 2] [--algos cql cql_ln iql td3bc
+        bc discrete_cql discrete_bc] [--eval-episodes 10] [--data PATH] [--discrete-data PATH]
         [--no-d3rlpy | --d3rlpy-path DIR] [--profile ALGO]
 """
 
@@ -89,6 +92,17 @@ ALGOS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
          "temp_learning_rate": 1e-4, "initial_temperature": 1.0, "initial_alpha": 1.0,
          "alpha_learning_rate": 0.0, "conservative_weight": 5.0, "n_action_samples": 10,
          "soft_q_backup": False, "batch_size": 256},
+    ),
+    "cql_ln": (  # the same, with a layer normalisation in the critics (see the module's text)
+        "CQL",
+        {**_COMMON, "lr": 3e-4, "actor_lr": 1e-4, "conservative_weight": 5.0,
+         "n_action_samples": 10, "cql_alpha": 1.0, "soft_q_backup": False,
+         "critic_layer_norm": True},
+        256,
+        {**_D3_COMMON, "critic_learning_rate": 3e-4, "actor_learning_rate": 1e-4,
+         "temp_learning_rate": 1e-4, "initial_temperature": 1.0, "initial_alpha": 1.0,
+         "alpha_learning_rate": 0.0, "conservative_weight": 5.0, "n_action_samples": 10,
+         "soft_q_backup": False, "batch_size": 256, "critic_layer_norm": True},
     ),
     "iql": (
         "IQL",

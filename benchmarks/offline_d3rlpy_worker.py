@@ -89,8 +89,13 @@ def make_algo(job: dict) -> Any:
         hp["observation_scaler"] = d3rlpy.preprocessing.StandardObservationScaler()
     hidden = hp.pop("hidden")
     encoder = d3rlpy.models.VectorEncoderFactory(hidden_units=list(hidden), activation="relu")
+    critic_encoder = d3rlpy.models.VectorEncoderFactory(
+        hidden_units=list(hidden), activation="relu",
+        use_layer_norm=hp.pop("critic_layer_norm", False),
+    )  # fmt: skip
     configs = {
         "cql": (d3rlpy.algos.CQLConfig, ("actor_encoder_factory", "critic_encoder_factory")),
+        "cql_ln": (d3rlpy.algos.CQLConfig, ("actor_encoder_factory", "critic_encoder_factory")),
         "iql": (
             d3rlpy.algos.IQLConfig,
             ("actor_encoder_factory", "critic_encoder_factory", "value_encoder_factory"),
@@ -105,7 +110,7 @@ def make_algo(job: dict) -> Any:
     }
     config_class, encoders = configs[job["algo"]]
     for name in encoders:
-        hp[name] = encoder
+        hp[name] = critic_encoder if name == "critic_encoder_factory" else encoder
     return config_class(**hp).create(device="cpu:0")
 
 

@@ -42,13 +42,15 @@ def test_offline_benchmark_runs_rlkit_side_on_a_dataset_file(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "offline.py"), "--no-d3rlpy", "--steps", "3",
-         "--seeds", "0", "--algos", "bc", "td3bc", "--eval-episodes", "1", "--data", str(data)],
+         "--seeds", "0", "--algos", "bc", "td3bc", "cql_ln", "--eval-episodes", "1",
+         "--data", str(data)],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "400 transitions, 2 episodes" in out.stdout
     assert "bc     seed 0: rlkit  return" in out.stdout
     assert "td3bc  seed 0: rlkit  return" in out.stdout
+    assert "cql_ln seed 0: rlkit  return" in out.stdout
 
 
 def test_offline_benchmark_refuses_a_bad_step_count(tmp_path):

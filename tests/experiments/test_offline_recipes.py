@@ -31,6 +31,8 @@ RECIPES = {
     "IQL_PendulumMediumReplay": IQL_DEFAULTS,
     "TD3BC_PendulumMedium": TD3BC_DEFAULTS,
 }
+#: where a recipe departs from its algorithm's defaults (experiments/offline.py says why)
+RECIPE_DEFAULTS = {("CQL_PendulumMedium", "critic_layer_norm"): True}
 #: settings of an online run that an offline one has no use for
 ONLINE_ONLY = {"buffer_size", "learning_starts", "train_freq", "gradient_steps", "action_noise"}
 
@@ -59,9 +61,23 @@ def test_every_hyperparameter_of_the_algorithm_is_a_parameter(name):
             continue
         assert key in params, key
         if key not in ("batch_size",):
+            default = RECIPE_DEFAULTS.get((name, key), default)
             assert params[key].default == default, (key, params[key].default, default)
     for key in ("lr", "hidden", "total_steps", "device", "batch_size", "dataset_size"):
         assert key in params
+
+
+def test_cql_pendulum_medium_normalises_its_critics_unless_told_not_to(tmp_path):
+    def norms(**override) -> int:
+        exp = rk.make_experiment("CQL_PendulumMedium", 0, data_dir=str(tmp_path), **TINY,
+                                 **override)  # fmt: skip
+        critic = exp.policy.model.critic
+        return sum(isinstance(m, torch.nn.LayerNorm) for m in critic.modules())
+
+    assert norms() == 4  # two hidden layers in each of the two critics
+    assert norms(critic_layer_norm=False) == 0
+    random = rk.make_experiment("CQL_PendulumRandom", 0, data_dir=str(tmp_path), **TINY)
+    assert random.params["critic_layer_norm"] is False  # the other CQL recipe: d3rlpy's network
 
 
 def test_discrete_cql_parameters_reach_the_learner(tmp_path):
