@@ -546,9 +546,9 @@ DISCRETE_CQL_CARTPOLE_REPLAY = DiscreteCQLParams(
     total_steps=5_000, dataset="replay", eval_every=1_000
 )
 #: CQL_PendulumMedium's one change from d3rlpy's defaults: the critics' layer normalisation. With
-#: d3rlpy's network CQL was above the data at 10,000 updates on one Pendulum medium dataset of
-#: three, its critics' TD loss climbing from 5,000 updates on; with it, on every seed of the three
-#: measured (docs/how-to/offline-rl.md, "CQL and the critics' layer normalisation").
+#: d3rlpy's network CQL was above its data at 10,000 updates on 6 of 12 seeds over three Pendulum
+#: medium datasets, its critics' TD loss climbing from 5,000 updates on; with it, on 13 of 13
+#: (docs/how-to/offline-rl.md, "CQL and the critics' layer normalisation").
 CQL_PENDULUM_MEDIUM = CQLParams(total_steps=10_000, critic_layer_norm=True)
 SAC_PENDULUM_RANDOM = SACParams(total_steps=10_000, dataset="random")
 CQL_PENDULUM_RANDOM = CQLParams(total_steps=10_000, dataset="random")
