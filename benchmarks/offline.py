@@ -93,17 +93,6 @@ ALGOS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
          "alpha_learning_rate": 0.0, "conservative_weight": 5.0, "n_action_samples": 10,
          "soft_q_backup": False, "batch_size": 256},
     ),
-    "cql_ln": (  # the same, with a layer normalisation in the critics (see the module's text)
-        "CQL",
-        {**_COMMON, "lr": 3e-4, "actor_lr": 1e-4, "conservative_weight": 5.0,
-         "n_action_samples": 10, "cql_alpha": 1.0, "soft_q_backup": False,
-         "critic_layer_norm": True},
-        256,
-        {**_D3_COMMON, "critic_learning_rate": 3e-4, "actor_learning_rate": 1e-4,
-         "temp_learning_rate": 1e-4, "initial_temperature": 1.0, "initial_alpha": 1.0,
-         "alpha_learning_rate": 0.0, "conservative_weight": 5.0, "n_action_samples": 10,
-         "soft_q_backup": False, "batch_size": 256, "critic_layer_norm": True},
-    ),
     "iql": (
         "IQL",
         {**_COMMON, "lr": 3e-4, "actor_lr": 3e-4, "expectile": 0.7, "beta": 3.0,
@@ -143,6 +132,10 @@ ALGOS: dict[str, tuple[str, dict[str, Any], int, dict[str, Any]]] = {
         {"learning_rate": 1e-3, "hidden": (256, 256), "beta": 0.5, "batch_size": 100},
     ),
 }  # fmt: skip
+_CQL = ALGOS["cql"]
+#: CQL with a layer normalisation in the critics' hidden layers (see the module's text)
+ALGOS["cql_ln"] = (_CQL[0], {**_CQL[1], "critic_layer_norm": True}, _CQL[2],
+                   {**_CQL[3], "critic_layer_norm": True})  # fmt: skip
 
 #: the environment of each algorithm's dataset (the discrete ones: CartPole)
 ENVS = {name: "CartPole-v1" if name.startswith("discrete") else ENV_ID for name in ALGOS}

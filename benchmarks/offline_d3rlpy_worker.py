@@ -95,7 +95,6 @@ def make_algo(job: dict) -> Any:
     )  # fmt: skip
     configs = {
         "cql": (d3rlpy.algos.CQLConfig, ("actor_encoder_factory", "critic_encoder_factory")),
-        "cql_ln": (d3rlpy.algos.CQLConfig, ("actor_encoder_factory", "critic_encoder_factory")),
         "iql": (
             d3rlpy.algos.IQLConfig,
             ("actor_encoder_factory", "critic_encoder_factory", "value_encoder_factory"),
@@ -108,6 +107,7 @@ def make_algo(job: dict) -> Any:
         "discrete_cql": (d3rlpy.algos.DiscreteCQLConfig, ("encoder_factory",)),
         "discrete_bc": (d3rlpy.algos.DiscreteBCConfig, ("encoder_factory",)),
     }
+    configs["cql_ln"] = configs["cql"]  # the layer norm is in the critics' encoder above
     config_class, encoders = configs[job["algo"]]
     for name in encoders:
         hp[name] = critic_encoder if name == "critic_encoder_factory" else encoder
