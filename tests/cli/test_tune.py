@@ -5,17 +5,16 @@ results and ``rlkit run --set-from best.json``; refusals."""
 from __future__ import annotations
 
 import json
-import os
-import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 optuna = pytest.importorskip("optuna")  # in the test extra: never skipped in CI
-import sqlalchemy  # noqa: E402  (optuna's storage)
 
 from rlkit.cli.search_spaces import SPACES, space_for  # noqa: E402
 
@@ -40,29 +39,40 @@ def finished(storage: str, name: str) -> list:
     return study.get_trials(deepcopy=False, states=states)
 
 
+def count_finished(db: Path) -> int:
+    """Finished trials read straight from the study's SQLite file: a read-only query of a few
+    milliseconds, so the poll cannot fall behind the search (``optuna.load_study`` takes far
+    longer than a tiny trial)."""
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)) as c:
+            query = "SELECT COUNT(*) FROM trials WHERE state IN ('COMPLETE', 'PRUNED')"
+            return c.execute(query).fetchone()[0]
+    except sqlite3.Error:  # not created yet, or the schema is being written
+        return 0
+
+
 @pytest.mark.slow
 def test_tune_prunes_and_a_killed_search_resumes_without_repeating_trials(tmp_path):
     run_dir, storage = tmp_path / "tune", f"sqlite:///{tmp_path / 'study.db'}"
     args = ["tune", "PPO_CartPole", "--trials", "8", "--storage", storage, "--logdir",
             str(run_dir), *TINY]  # fmt: skip
-    process = subprocess.Popen(command(*args), cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    log = (tmp_path / "search.log").open("w")  # a file, not a pipe: a full pipe would stall it
+    process = subprocess.Popen(command(*args), cwd=ROOT, stdout=log, stderr=log)
     deadline = time.monotonic() + 240
-    before: list = []
     while time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.2)
-        try:
-            before = finished(storage, "PPO_CartPole")
-        except KeyError:  # the study is not created yet
-            continue
-        except sqlalchemy.exc.SQLAlchemyError:  # this poll raced the search creating the schema
-            continue
-        if len(before) >= 3:
+        if count_finished(tmp_path / "study.db") >= 3:
             break
-    os.kill(process.pid, signal.SIGKILL)
+        time.sleep(0.05)
+    if process.poll() is not None:  # it ended (or crashed) before the kill: say how
+        raise AssertionError(
+            f"the search exited with {process.returncode} before it could be "
+            f"killed:\n{(tmp_path / 'search.log').read_text()}"
+        )
+    process.kill()
     process.wait()
+    log.close()
     before = finished(storage, "PPO_CartPole")  # a trial may finish between the poll and the kill
-    assert 3 <= len(before) < 8, process.stderr.read()
+    assert 3 <= len(before) < 8, (tmp_path / "search.log").read_text()
     kept = {t.number: (t.state, t.params) for t in before}
 
     resumed = rlkit(*args)
@@ -82,10 +92,22 @@ def test_tune_prunes_and_a_killed_search_resumes_without_repeating_trials(tmp_pa
     for name in ("best.json", "trials.csv", "trials.md", "importance.png"):
         assert (run_dir / name).is_file(), name
     best = json.loads((run_dir / "best.json").read_text())
-    assert set(best) <= {"batch_size", "n_steps", "gamma", "lr", "ent_coef", "clip_range",
-                         "n_epochs", "gae_lambda", "max_grad_norm", "vf_coef", "hidden"}
+    assert set(best) <= {
+        "batch_size",
+        "n_steps",
+        "gamma",
+        "lr",
+        "ent_coef",
+        "clip_range",
+        "n_epochs",
+        "gae_lambda",
+        "max_grad_norm",
+        "vf_coef",
+        "hidden",
+    }
     assert (run_dir / "trials.md").read_text().count("\n") == 2 + len(after) + sum(
-        1 for t in optuna.load_study(study_name="PPO_CartPole", storage=storage).trials
+        1
+        for t in optuna.load_study(study_name="PPO_CartPole", storage=storage).trials
         if t.number not in {a.number for a in after}
     )
 
