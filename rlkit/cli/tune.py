@@ -25,6 +25,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -138,11 +139,7 @@ def open_study(args: argparse.Namespace, study_name: str, storage_url: str) -> A
     belongs to another recipe."""
     import optuna
 
-    with warnings.catch_warnings():  # the heartbeat is "experimental" in Optuna 3 to 5
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        storage = optuna.storages.RDBStorage(
-            storage_url, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S
-        )
+    storage = open_storage(storage_url)
     worker = args.worker or 0
     if args.sampler == "tpe":
         sampler = optuna.samplers.TPESampler(
@@ -170,6 +167,32 @@ def open_study(args: argparse.Namespace, study_name: str, storage_url: str) -> A
             f"not {args.name!r}; give another --study-name (or another --storage)"
         )
     return study
+
+
+def open_storage(url: str, tries: int = 30) -> Any:
+    """Optuna's storage at ``url``, its tables created when new. Searches started together on a
+    new SQLite file (several ``rlkit tune`` processes on one ``--storage``) all create the tables,
+    and the slower ones fail with ``table ... already exists``, ``database is locked`` or a
+    unique-constraint error on the schema's version row: those try again, and find the tables
+    the first one made."""
+    import optuna
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
+    for attempt in range(tries):
+        try:
+            with warnings.catch_warnings():  # the heartbeat is "experimental" in Optuna 3 to 5
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return optuna.storages.RDBStorage(
+                    url, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S
+                )
+        except (OperationalError, IntegrityError) as error:
+            racing = isinstance(error, IntegrityError) or any(
+                words in str(error) for words in ("already exists", "database is locked")
+            )
+            if not racing or attempt == tries - 1:
+                raise
+            time.sleep(0.05 * (1 + attempt % 4))
+    raise AssertionError("unreachable")
 
 
 def count_finished(study: Any) -> int:

@@ -134,6 +134,34 @@ def test_jobs_start_worker_processes_on_one_storage(tmp_path):
     assert (tmp_path / "tune" / "trials.csv").is_file()
 
 
+OPEN_AT = """
+import sys, time
+import optuna.storages  # imported before the common start, so that the three race
+from rlkit.cli.tune import open_storage
+while time.time() < float(sys.argv[2]):
+    pass
+open_storage(sys.argv[1])
+print("opened")
+"""
+
+
+def test_searches_started_together_on_a_new_storage_all_open_it(tmp_path):
+    """Several ``rlkit tune`` processes on one new SQLite file all create its tables; Optuna's
+    storage alone fails in the slower ones (``table studies already exists``, a unique version
+    row): ``open_storage`` retries those."""
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    start = str(time.time() + 6)  # after the imports of all three
+    processes = [
+        subprocess.Popen([sys.executable, "-c", OPEN_AT, url, start], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]  # fmt: skip
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0 and out.strip() == "opened", err
+    assert count_finished(tmp_path / "study.db") == 0  # the schema is whole: trials is there
+
+
 def test_a_study_name_reused_for_another_recipe_is_refused(tmp_path):
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     first = rlkit("tune", "A2C_CartPole", "--trials", "1", "--storage", storage, "--study-name",
