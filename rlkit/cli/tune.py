@@ -175,24 +175,27 @@ def open_storage(url: str, tries: int = 30) -> Any:
     and the slower ones fail with ``table ... already exists``, ``database is locked`` or a
     unique-constraint error on the schema's version row: those try again, and find the tables
     the first one made."""
-    import optuna
     from sqlalchemy.exc import IntegrityError, OperationalError
 
-    for attempt in range(tries):
+    for attempt in range(tries - 1):
         try:
-            with warnings.catch_warnings():  # the heartbeat is "experimental" in Optuna 3 to 5
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return optuna.storages.RDBStorage(
-                    url, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S
-                )
+            return _rdb_storage(url)
         except (OperationalError, IntegrityError) as error:
             racing = isinstance(error, IntegrityError) or any(
                 words in str(error) for words in ("already exists", "database is locked")
             )
-            if not racing or attempt == tries - 1:
+            if not racing:
                 raise
             time.sleep(0.05 * (1 + attempt % 4))
-    raise AssertionError("unreachable")
+    return _rdb_storage(url)
+
+
+def _rdb_storage(url: str) -> Any:
+    import optuna
+
+    with warnings.catch_warnings():  # the heartbeat is "experimental" in Optuna 3 to 5
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
 
 
 def count_finished(study: Any) -> int:
